@@ -1,0 +1,138 @@
+import Synchronization
+
+/// What the ring records about one block besides its samples.
+struct AudioBlockHeader: BitwiseCopyable {
+    /// The block's first frame, as a free-running position in the sample ring.
+    var startFrame: Int
+    /// Frames in the block.
+    var frameCount: Int
+    /// When the block was captured.
+    var timestamp: AudioTimestamp
+    /// Frames dropped between the previous block and this one.
+    var droppedFramesBefore: Int
+}
+
+/// A lock-free single-producer/single-consumer ring of non-interleaved audio blocks.
+///
+/// Samples live in one planar buffer per channel, so a block that does not
+/// straddle the end of the ring is delivered to the reader without a copy.
+/// Block headers (timestamp, drop count) travel in a separate ``SPSCRing``,
+/// written after the samples with release ordering, so a reader that sees a
+/// header also sees its samples.
+///
+/// The writer runs in JACK's process callback and never blocks, allocates or
+/// makes a system call: when either the samples or the headers do not fit,
+/// ``write(_:timestamp:droppedFramesBefore:)`` returns false and the caller
+/// counts the frames as dropped.
+public final class AudioBlockRing: @unchecked Sendable {
+    /// Channels per block.
+    public let channelCount: Int
+    /// Frames each channel buffer holds (a power of two).
+    public let capacityFrames: Int
+    private let frameMask: Int
+    /// One contiguous allocation: channel `c` starts at `c * capacityFrames`.
+    private let samples: UnsafeMutablePointer<Float>
+    private let headerWriter: SPSCRing<AudioBlockHeader>.Writer
+    private let headerReader: SPSCRing<AudioBlockHeader>.Reader
+    /// Frames the writer has placed (writer only).
+    private var writerPosition = 0
+    /// Frames the reader has released, published for the writer's space check.
+    private let releasedFrames = Atomic<Int>(0)
+    /// Reader-side channel pointers and a scratch copy for blocks that wrap.
+    private let readerChannels: UnsafeMutablePointer<UnsafePointer<Float>>
+    private var wrapScratch: UnsafeMutablePointer<Float>
+    private var wrapScratchFrames: Int
+
+    /// Creates a ring for `channelCount` channels holding at least `minimumFrames` frames,
+    /// and at most `maximumBlocks` blocks in flight. All memory is allocated and touched here,
+    /// so the real-time writer never takes a page fault on fresh memory.
+    public init(channelCount: Int, minimumFrames: Int, maximumBlocks: Int = 1024) {
+        precondition(channelCount > 0 && minimumFrames > 0)
+        self.channelCount = channelCount
+        var frames = 1
+        while frames < minimumFrames { frames <<= 1 }
+        capacityFrames = frames
+        frameMask = frames - 1
+        samples = .allocate(capacity: channelCount * frames)
+        samples.initialize(repeating: 0, count: channelCount * frames)
+        (headerWriter, headerReader) = SPSCRing<AudioBlockHeader>.makeRing(capacity: maximumBlocks)
+        readerChannels = .allocate(capacity: channelCount)
+        readerChannels.initialize(repeating: UnsafePointer(samples), count: channelCount)
+        wrapScratchFrames = 0
+        wrapScratch = .allocate(capacity: 1)
+    }
+
+    deinit {
+        samples.deallocate()
+        readerChannels.deallocate()
+        wrapScratch.deallocate()
+    }
+
+    // MARK: Writer (real-time thread)
+
+    /// **Real-time safe.** Copies a block in; returns false, writing nothing, when it does not fit.
+    ///
+    /// The block must have exactly ``channelCount`` channels.
+    public func write(_ block: AudioBufferListView, timestamp: AudioTimestamp, droppedFramesBefore: Int) -> Bool {
+        let frames = block.frameCount
+        let used = writerPosition &- releasedFrames.load(ordering: .acquiring)
+        guard frames <= capacityFrames - used, headerWriter.availableSpace > 0 else { return false }
+        let offset = writerPosition & frameMask
+        let firstPart = min(frames, capacityFrames - offset)
+        for channel in 0..<channelCount {
+            let source = block.channelPointers[channel]
+            let destination = samples + channel * capacityFrames
+            (destination + offset).update(from: source, count: firstPart)
+            if firstPart < frames {
+                destination.update(from: source + firstPart, count: frames - firstPart)
+            }
+        }
+        let header = AudioBlockHeader(startFrame: writerPosition, frameCount: frames,
+                                      timestamp: timestamp, droppedFramesBefore: droppedFramesBefore)
+        writerPosition &+= frames
+        _ = headerWriter.push(header)
+        return true
+    }
+
+    // MARK: Reader (worker thread)
+
+    /// Hands the oldest block to `body` and then releases its space; returns false when empty.
+    ///
+    /// The view is valid only inside `body`. Blocks that straddle the ring's end are
+    /// copied into scratch memory first; all others are delivered without a copy.
+    public func readNext(_ body: (AudioBlock) -> Void) -> Bool {
+        guard let header = headerReader.peek() else { return false }
+        let offset = header.startFrame & frameMask
+        let frames = header.frameCount
+        if offset + frames <= capacityFrames {
+            for channel in 0..<channelCount {
+                readerChannels[channel] = UnsafePointer(samples + channel * capacityFrames + offset)
+            }
+        } else {
+            ensureWrapScratch(frames: frames)
+            let firstPart = capacityFrames - offset
+            for channel in 0..<channelCount {
+                let source = samples + channel * capacityFrames
+                let destination = wrapScratch + channel * frames
+                destination.update(from: source + offset, count: firstPart)
+                (destination + firstPart).update(from: source, count: frames - firstPart)
+                readerChannels[channel] = UnsafePointer(destination)
+            }
+        }
+        let view = AudioBufferListView(channels: readerChannels, channelCount: channelCount, frameCount: frames)
+        body(AudioBlock(buffers: view, timestamp: header.timestamp, droppedFramesBefore: header.droppedFramesBefore))
+        _ = headerReader.pop()
+        releasedFrames.store(header.startFrame &+ frames, ordering: .releasing)
+        return true
+    }
+
+    /// Blocks waiting to be read.
+    public var pendingBlocks: Int { headerReader.availableElements }
+
+    private func ensureWrapScratch(frames: Int) {
+        guard frames > wrapScratchFrames else { return }
+        wrapScratch.deallocate()
+        wrapScratch = .allocate(capacity: frames * channelCount)
+        wrapScratchFrames = frames
+    }
+}

@@ -1,0 +1,104 @@
+/// Something that receives captured audio. Adopt ``RealtimeAudioConsumer`` or
+/// ``DeferredAudioConsumer``, not this protocol directly.
+///
+/// The host calls ``prepare(format:)`` once before the first block, then
+/// delivers blocks, then calls ``finish()`` once after the last block. Between
+/// these calls the host guarantees happens-before ordering, so a consumer's own
+/// state needs no locks as long as only the host calls it.
+public protocol AudioConsumer: AnyObject {
+    /// A short name for logs, meters and error messages.
+    var consumerName: String { get }
+
+    /// Called once, before the first block, on the thread that starts the host.
+    /// Allocate everything the consumer needs here. Throw to refuse the format;
+    /// the host then does not start.
+    func prepare(format: StreamFormat) throws
+
+    /// Called once, after the last block, on the thread that stops the host.
+    func finish()
+
+    /// Called on an ordinary (non-real-time) thread when the session changes:
+    /// xruns, buffer-size changes, server loss. The default does nothing.
+    func handle(_ event: AudioSessionEvent)
+}
+
+extension AudioConsumer {
+    /// The type's name.
+    public var consumerName: String { String(describing: type(of: self)) }
+    /// Ignores the event.
+    public func handle(_ event: AudioSessionEvent) {}
+}
+
+/// A consumer called **inside JACK's process callback**, with a zero-copy view of the port buffers.
+///
+/// Meant for meters and cheap analysis. ``process(_:)`` runs on the real-time
+/// thread, with a deadline of one period (5.3 ms at 256 frames and 48 kHz), so
+/// it must be real-time safe. Inside it, do **not**:
+/// - allocate: no array, string or class creation, no appending to growing arrays,
+///   no closures that escape, no boxing values into `any` existentials;
+/// - lock: no `Mutex`, `NSLock`, `DispatchQueue.sync`, `print`, or lazily
+///   initialised globals and `static let`s (their first access takes a lock);
+/// - make system calls: no file or socket I/O, no `usleep`, no `CommandLine.arguments`.
+///
+/// Allocate in ``AudioConsumer/prepare(format:)`` and publish results through the
+/// `Synchronization` module's `Atomic` types. The view is valid only during the
+/// call; never keep it or write into it. Builds linked with RealtimeSanitizer
+/// report any violation (see docs/REALTIME.md).
+public protocol RealtimeAudioConsumer: AudioConsumer {
+    /// **Real-time thread.** Receives one cycle of audio; see the type's rules.
+    func process(_ block: AudioBlock)
+}
+
+/// A consumer called on its own worker thread with blocks copied from the
+/// real-time thread, like an `AVAudioEngine` tap.
+///
+/// The host copies each cycle into a lock-free ring that belongs to this
+/// consumer; a worker thread drains it and calls ``consume(_:)``. The worker
+/// may allocate, lock and do I/O. If the consumer falls behind and its ring is
+/// full, the real-time thread never waits: the cycle's frames are dropped for
+/// this consumer only, counted, and reported in the next block's
+/// ``AudioBlock/droppedFramesBefore``.
+public protocol DeferredAudioConsumer: AudioConsumer {
+    /// **Worker thread.** Receives one block; the view is valid only during the call.
+    func consume(_ block: AudioBlock)
+}
+
+/// A change in the session that consumers may want to know about, the analog of
+/// `AVAudioSession`'s interruption and route-change notifications.
+public enum AudioSessionEvent: Sendable, Equatable {
+    /// The server reported xruns; `total` counts all since the host started.
+    case xrun(total: Int)
+    /// The period changed to `frames` frames.
+    case bufferSizeChanged(frames: Int)
+    /// The server's sample rate changed.
+    case sampleRateChanged(Double)
+    /// The server went away; no more blocks arrive until it returns.
+    case serverLost
+}
+
+/// A deferred consumer built from closures: the quickest way to tap the inputs.
+public final class DeferredTap: DeferredAudioConsumer {
+    /// The name shown in reports.
+    public let consumerName: String
+    private let onPrepare: (StreamFormat) throws -> Void
+    private let onBlock: (AudioBlock) -> Void
+    private let onFinish: () -> Void
+
+    /// Creates a tap; `block` runs on the tap's worker thread for every block.
+    public init(name: String = "tap",
+                prepare: @escaping (StreamFormat) throws -> Void = { _ in },
+                finish: @escaping () -> Void = {},
+                block: @escaping (AudioBlock) -> Void) {
+        consumerName = name
+        onPrepare = prepare
+        onBlock = block
+        onFinish = finish
+    }
+
+    /// Forwards to the `prepare` closure.
+    public func prepare(format: StreamFormat) throws { try onPrepare(format) }
+    /// Forwards to the `block` closure.
+    public func consume(_ block: AudioBlock) { onBlock(block) }
+    /// Forwards to the `finish` closure.
+    public func finish() { onFinish() }
+}

@@ -1,0 +1,145 @@
+import CJack
+import Synchronization
+
+// ============================================================================
+// REAL-TIME CODE. Everything in `runCycle` and the C callbacks below runs on
+// JACK's process thread (or, for xrun/freewheel under PipeWire, may). It does
+// no allocation, no locking, no system call and no printing. All memory it
+// touches is allocated before activation. Builds linked with RealtimeSanitizer
+// check this on every cycle (docs/REALTIME.md).
+// ============================================================================
+
+/// The state the process callback works on, preallocated before activation.
+final class CaptureEngine: @unchecked Sendable {
+    let client: JackClient
+    let channelCount: Int
+    /// The host's input ports, one per channel.
+    private let ports: UnsafeMutablePointer<OpaquePointer>
+    /// This cycle's channel buffers; rewritten every cycle.
+    private let channelPointers: UnsafeMutablePointer<UnsafePointer<Float>>
+    private let realtimeConsumers: UnsafeMutableBufferPointer<any RealtimeAudioConsumer>
+    private let deferredRunners: UnsafeMutableBufferPointer<DeferredConsumerRunner>
+
+    /// Cycle sequence number (process thread only).
+    private var sequence: UInt64 = 0
+    /// The xrun total the process thread last reported (process thread only).
+    private var xrunsReported = 0
+
+    /// Cycles completed.
+    let cycles = Atomic<Int>(0)
+    /// Frames captured (sum of every cycle's frame count).
+    let capturedFrames = Atomic<Int>(0)
+    /// Xruns reported by the server, excluding those around freewheel transitions.
+    let xruns = Atomic<Int>(0)
+    /// Set by the shutdown callback when the server goes away.
+    let serverLost = Atomic<Bool>(false)
+    /// Whether the server is freewheeling.
+    let freewheeling = Atomic<Bool>(false)
+    /// The server's period, updated by the buffer-size callback.
+    let bufferSize: Atomic<Int>
+    /// The server's sample rate, updated by the sample-rate callback.
+    let sampleRate: Atomic<Int>
+    /// Cycles to ignore xruns for after a freewheel transition (see `handleFreewheel`).
+    private let xrunGraceCycles = Atomic<Int>(0)
+
+    init(client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
+         deferred: [DeferredConsumerRunner]) {
+        self.client = client
+        channelCount = ports.count
+        self.ports = .allocate(capacity: max(1, ports.count))
+        for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
+        channelPointers = .allocate(capacity: max(1, ports.count))
+        realtimeConsumers = .allocate(capacity: realtime.count)
+        _ = realtimeConsumers.initialize(from: realtime)
+        deferredRunners = .allocate(capacity: deferred.count)
+        _ = deferredRunners.initialize(from: deferred)
+        bufferSize = Atomic(client.bufferSize)
+        sampleRate = Atomic(client.sampleRate)
+    }
+
+    deinit {
+        ports.deallocate()
+        channelPointers.deallocate()
+        realtimeConsumers.deinitialize().deallocate()
+        deferredRunners.deinitialize().deallocate()
+    }
+
+    /// **Real-time.** One process cycle: build the buffer view, call the real-time
+    /// consumers, then copy into every deferred consumer's ring.
+    @inline(__always)
+    func runCycle(frames: UInt32) {
+        for channel in 0..<channelCount {
+            channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
+        }
+        let times = client.cycleTimes()
+        let xrunTotal = xruns.load(ordering: .relaxed)
+        let timestamp = AudioTimestamp(frameTime: times.frames, microseconds: times.microseconds,
+                                       sequence: sequence, xrunSincePreviousCycle: xrunTotal != xrunsReported)
+        xrunsReported = xrunTotal
+        sequence &+= 1
+        let view = AudioBufferListView(channels: channelPointers, channelCount: channelCount, frameCount: Int(frames))
+        let block = AudioBlock(buffers: view, timestamp: timestamp, droppedFramesBefore: 0)
+        for index in 0..<realtimeConsumers.count {
+            realtimeConsumers[index].process(block)
+        }
+        for index in 0..<deferredRunners.count {
+            deferredRunners[index].push(view, timestamp: timestamp)
+        }
+        let remainingGrace = xrunGraceCycles.load(ordering: .relaxed)
+        if remainingGrace > 0 { xrunGraceCycles.store(remainingGrace - 1, ordering: .relaxed) }
+        capturedFrames.add(Int(frames), ordering: .relaxed)
+        cycles.add(1, ordering: .relaxed)
+    }
+
+    /// **Real-time safe.** Counts an xrun, unless it falls in a freewheel transition.
+    @inline(__always)
+    func handleXrun() {
+        // jack2 reports spurious xruns when freewheel starts and stops (jack2 issue 758):
+        // the driver's timing jumps. They are not lost audio, so they are not counted.
+        if freewheeling.load(ordering: .relaxed) || xrunGraceCycles.load(ordering: .relaxed) > 0 { return }
+        xruns.add(1, ordering: .relaxed)
+    }
+
+    /// **Real-time safe.** Records a freewheel transition and switches deferred delivery
+    /// between backpressure (freewheel: no deadline, lossless) and drop-on-full.
+    func handleFreewheel(starting: Bool) {
+        freewheeling.store(starting, ordering: .relaxed)
+        xrunGraceCycles.store(4, ordering: .relaxed)
+        for index in 0..<deferredRunners.count {
+            deferredRunners[index].backpressure.store(starting, ordering: .relaxed)
+        }
+    }
+
+    /// Installs every callback on the client. Call before activation.
+    func installCallbacks() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        client.setProcessCallback({ frames, context in
+            cjack_rt_enter()
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().runCycle(frames: frames)
+            cjack_rt_exit()
+            return 0
+        }, context: context)
+        client.setXrunCallback({ context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleXrun()
+            return 0
+        }, context: context)
+        client.setBufferSizeCallback({ frames, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                .bufferSize.store(Int(frames), ordering: .relaxed)
+            return 0
+        }, context: context)
+        client.setSampleRateCallback({ rate, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                .sampleRate.store(Int(rate), ordering: .relaxed)
+            return 0
+        }, context: context)
+        client.setFreewheelCallback({ starting, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleFreewheel(starting: starting != 0)
+        }, context: context)
+        // The client is dead when this runs: only signal; the host's monitor thread cleans up.
+        client.setShutdownCallback({ _, _, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                .serverLost.store(true, ordering: .releasing)
+        }, context: context)
+    }
+}

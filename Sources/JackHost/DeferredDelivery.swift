@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+
+/// Feeds one ``DeferredAudioConsumer``: the real-time side copies each cycle into
+/// the consumer's ``AudioBlockRing``; a worker thread drains it.
+///
+/// Why the worker polls instead of being woken: waking a sleeping thread from the
+/// process callback (a semaphore post or condition signal) is a system call when
+/// someone waits. The worker instead sleeps a fraction of a period between
+/// drains, so the real-time side stays free of system calls.
+final class DeferredConsumerRunner: @unchecked Sendable {
+    let consumer: any DeferredAudioConsumer
+    let ring: AudioBlockRing
+    /// Frames this consumer lost to a full ring, since start.
+    let droppedFrames = Atomic<Int>(0)
+    /// Frames delivered to the consumer, since start.
+    let deliveredFrames = Atomic<Int>(0)
+    /// Frames accepted into the ring, since start.
+    let acceptedFrames = Atomic<Int>(0)
+    /// When true, a full ring makes the real-time side wait instead of dropping (freewheel only).
+    let backpressure = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let pollMicroseconds: UInt32
+    /// Frames dropped since the last block that made it into the ring (real-time thread only).
+    private var pendingDropped = 0
+
+    init(consumer: any DeferredAudioConsumer, channelCount: Int, ringFrames: Int, pollMicroseconds: UInt32) {
+        self.consumer = consumer
+        self.ring = AudioBlockRing(channelCount: channelCount, minimumFrames: ringFrames)
+        self.pollMicroseconds = pollMicroseconds
+    }
+
+    // MARK: Real-time side
+
+    /// **Real-time safe.** Offers one cycle to the ring; counts it as dropped when the ring is full.
+    @inline(__always)
+    func push(_ buffers: AudioBufferListView, timestamp: AudioTimestamp) {
+        if ring.write(buffers, timestamp: timestamp, droppedFramesBefore: pendingDropped) {
+            pendingDropped = 0
+            acceptedFrames.add(buffers.frameCount, ordering: .relaxed)
+            return
+        }
+        if backpressure.load(ordering: .relaxed) {
+            // Freewheeling: the server has no deadline, so waiting for the worker is allowed
+            // and makes offline renders lossless. sched_yield is a system call, but only
+            // reached while freewheeling, where the real-time rules do not apply.
+            while backpressure.load(ordering: .relaxed) && !stopRequested.load(ordering: .relaxed) {
+                if ring.write(buffers, timestamp: timestamp, droppedFramesBefore: pendingDropped) {
+                    pendingDropped = 0
+                    acceptedFrames.add(buffers.frameCount, ordering: .relaxed)
+                    return
+                }
+                sched_yield()
+            }
+        }
+        pendingDropped += buffers.frameCount
+        droppedFrames.add(buffers.frameCount, ordering: .relaxed)
+    }
+
+    // MARK: Worker side
+
+    /// Starts the worker thread.
+    func startWorker() {
+        let thread = Thread { [self] in
+            self.workerLoop()
+            self.finished.signal()
+        }
+        thread.name = "jackhost-\(consumer.consumerName)"
+        thread.start()
+    }
+
+    private func workerLoop() {
+        while true {
+            // Read the flag before draining, so blocks written before the stop are all delivered.
+            let stopping = stopRequested.load(ordering: .acquiring)
+            var drained = 0
+            while ring.readNext({ block in
+                consumer.consume(block)
+                deliveredFrames.add(block.frameCount, ordering: .relaxed)
+            }) {
+                drained += 1
+            }
+            if stopping { return }
+            if drained == 0 { usleep(pollMicroseconds) }
+        }
+    }
+
+    /// Asks the worker to deliver what is left in the ring and exit, then waits for it.
+    func stopWorker() {
+        stopRequested.store(true, ordering: .releasing)
+        finished.wait()
+    }
+}

@@ -1,0 +1,309 @@
+import CJack
+import Glibc
+
+/// The client layer: every `jack_*` call in JackHost goes through this file.
+///
+/// A `JackClient` owns one `jack_client_t`. Methods that are safe inside the
+/// process callback are marked **real-time safe**; everything else must be
+/// called from an ordinary thread and never from a JACK notification callback.
+public final class JackClient: @unchecked Sendable {
+    /// The raw `jack_client_t *`. Exposed to the package for the process callback only.
+    let handle: OpaquePointer
+    /// The server this client talks to; nil for the default server.
+    public let serverName: String?
+    /// The client name the server assigned (normally the one asked for).
+    public let name: String
+    private var isClosed = false
+
+    /// The JACK type string of audio ports.
+    public static let audioPortType = "32 bit float mono audio"
+
+    /// Opens a client on a server.
+    ///
+    /// - Parameters:
+    ///   - name: The client name to ask for.
+    ///   - server: The server name, or nil for the default server (`$JACK_DEFAULT_SERVER` or "default").
+    ///   - startServerIfNeeded: Let libjack start a server when none runs. Off by default: a capture
+    ///     host should never start a server behind the user's back.
+    /// - Throws: ``JackError`` that says why the server refused.
+    ///
+    /// The corresponding C function is `jack_client_open`.
+    public init(name: String, server: String? = nil, startServerIfNeeded: Bool = false) throws(JackError) {
+        JackClient.silenceLibraryMessages()
+        var status = jack_status_t(rawValue: 0)
+        let options = startServerIfNeeded ? JackNullOption : JackNoStartServer
+        // JackUseExactName: a renamed client (jackhost-01) would break every saved patch.
+        let flags = jack_options_t(rawValue: options.rawValue | JackUseExactName.rawValue)
+        let opened: OpaquePointer? = name.withCString { cName in
+            if let server {
+                return server.withCString { cServer in cjack_client_open(cName, flags, &status, cServer) }
+            }
+            return cjack_client_open(cName, flags, &status, nil)
+        }
+        guard let opened else {
+            throw JackError.fromOpenStatus(status.rawValue, clientName: name, server: server)
+        }
+        self.handle = opened
+        self.serverName = server
+        self.name = String(cString: jack_get_client_name(opened))
+    }
+
+    deinit { close() }
+
+    /// Closes the client; safe to call more than once. The corresponding C function is `jack_client_close`.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        jack_client_close(handle)
+    }
+
+    /// Marks the client as already gone (after server loss) without calling into libjack again
+    /// from a notification thread; ``close()`` still releases the handle later.
+    public var closed: Bool { isClosed }
+
+    // MARK: Server facts
+
+    /// The server's sample rate in Hz. The corresponding C function is `jack_get_sample_rate`.
+    public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
+
+    /// The current period in frames. The corresponding C function is `jack_get_buffer_size`.
+    public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
+
+    /// The DSP load the server reports, in percent. The corresponding C function is `jack_cpu_load`.
+    public var cpuLoad: Float { jack_cpu_load(handle) }
+
+    /// Whether the server runs with real-time scheduling. The corresponding C function is `jack_is_realtime`.
+    public var isRealtime: Bool { jack_is_realtime(handle) != 0 }
+
+    // MARK: Port queries
+
+    /// Port names matching a regular expression, type and flags, in the server's order.
+    ///
+    /// The corresponding C function is `jack_get_ports`.
+    public func portNames(matching pattern: String? = nil, type: String? = JackClient.audioPortType,
+                          flags: JackPortFlags = JackPortFlags(rawValue: 0)) -> [String] {
+        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = withOptionalCString(pattern) { cPattern in
+            withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
+        }
+        guard let list else { return [] }
+        defer { jack_free(list) }
+        var names: [String] = []
+        var index = 0
+        while let entry = list[index] {
+            names.append(String(cString: entry))
+            index += 1
+        }
+        return names
+    }
+
+    /// The physical audio capture ports (`system:capture_N` on jackd), in order.
+    public func physicalCapturePorts() -> [String] {
+        portNames(flags: JackPortFlags(rawValue: JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
+    }
+
+    /// Audio output ports (sources) whose names match a JACK regular expression.
+    public func audioOutputPortNames(matching pattern: String) -> [String] {
+        portNames(matching: pattern, flags: JackPortIsOutput)
+    }
+
+    /// The ports connected to the named port. The corresponding C function is `jack_port_get_all_connections`.
+    public func connections(ofPortNamed name: String) -> [String] {
+        guard let port = jack_port_by_name(handle, name) else { return [] }
+        guard let list = jack_port_get_all_connections(handle, port) else { return [] }
+        defer { jack_free(list) }
+        var names: [String] = []
+        var index = 0
+        while let entry = list[index] {
+            names.append(String(cString: entry))
+            index += 1
+        }
+        return names
+    }
+
+    /// Whether a port with this full name exists. The corresponding C function is `jack_port_by_name`.
+    public func portExists(_ name: String) -> Bool { jack_port_by_name(handle, name) != nil }
+
+    /// The capture latency range of a port, in frames. The corresponding C function is `jack_port_get_latency_range`.
+    public func captureLatencyRange(ofPortNamed name: String) -> ClosedRange<Int>? {
+        guard let port = jack_port_by_name(handle, name) else { return nil }
+        var range = jack_latency_range_t(min: 0, max: 0)
+        jack_port_get_latency_range(port, JackCaptureLatency, &range)
+        return Int(range.min)...Int(max(range.min, range.max))
+    }
+
+    // MARK: Ports
+
+    /// Registers an audio input port (short name, without the client prefix).
+    ///
+    /// The corresponding C function is `jack_port_register`.
+    public func registerAudioInput(named shortName: String) throws(JackError) -> JackPort {
+        try registerAudioPort(named: shortName, flags: JackPortIsInput)
+    }
+
+    /// Registers an audio output port (short name, without the client prefix).
+    public func registerAudioOutput(named shortName: String) throws(JackError) -> JackPort {
+        try registerAudioPort(named: shortName, flags: JackPortIsOutput)
+    }
+
+    private func registerAudioPort(named shortName: String, flags: JackPortFlags) throws(JackError) -> JackPort {
+        let port = jack_port_register(handle, shortName, JackClient.audioPortType, UInt(flags.rawValue), 0)
+        guard let port else { throw JackError.portRegistrationFailed(port: "\(name):\(shortName)") }
+        return JackPort(handle: port)
+    }
+
+    /// Unregisters a port. The corresponding C function is `jack_port_unregister`.
+    public func unregister(_ port: JackPort) {
+        jack_port_unregister(handle, port.handle)
+    }
+
+    /// The full name ("client:port") of one of this client's ports. The corresponding C function is `jack_port_name`.
+    public func fullName(of port: JackPort) -> String { String(cString: jack_port_name(port.handle)) }
+
+    /// Sets a metadata property on a port, as patchbays (qjackctl, Carla) read it.
+    ///
+    /// - Parameters:
+    ///   - key: A property URI such as ``JackClient/prettyNameKey``.
+    ///   - type: The value's MIME or XML Schema type; nil means a plain UTF-8 string.
+    /// - Returns: false when the server refused (jackd built without metadata support).
+    ///
+    /// The corresponding C function is `jack_set_property`.
+    @discardableResult
+    public func setProperty(on port: JackPort, key: String, value: String, type: String? = nil) -> Bool {
+        let uuid = jack_port_uuid(port.handle)
+        return withOptionalCString(type) { cType in jack_set_property(handle, uuid, key, value, cType) } == 0
+    }
+
+    /// Reads a metadata property of a named port; nil when unset. The corresponding C function is `jack_get_property`.
+    public func property(ofPortNamed name: String, key: String) -> String? {
+        guard let port = jack_port_by_name(handle, name) else { return nil }
+        var value: UnsafeMutablePointer<CChar>?
+        var type: UnsafeMutablePointer<CChar>?
+        guard jack_get_property(jack_port_uuid(port), key, &value, &type) == 0, let value else { return nil }
+        defer { jack_free(value); if let type { jack_free(type) } }
+        return String(cString: value)
+    }
+
+    /// The metadata key for a human-readable port name.
+    public static let prettyNameKey = "http://jackaudio.org/metadata/pretty-name"
+    /// The metadata key for a port's position among its siblings.
+    public static let orderKey = "http://jackaudio.org/metadata/order"
+    /// The type URI JACK's metadata spec gives integer values.
+    public static let integerType = "http://www.w3.org/2001/XMLSchema#int"
+
+    // MARK: Life cycle
+
+    /// Activates the client: the process callback starts running. The corresponding C function is `jack_activate`.
+    public func activate() throws(JackError) {
+        let code = jack_activate(handle)
+        if code != 0 { throw JackError.activationFailed(code: code) }
+    }
+
+    /// Deactivates the client: the process callback stops. The corresponding C function is `jack_deactivate`.
+    public func deactivate() {
+        jack_deactivate(handle)
+    }
+
+    /// Connects two ports by full name. Only valid after ``activate()``.
+    ///
+    /// An already existing connection counts as success. The corresponding C function is `jack_connect`.
+    public func connect(_ source: String, to destination: String) throws(JackError) {
+        let code = jack_connect(handle, source, destination)
+        if code != 0 && code != EEXIST {
+            throw JackError.connectionFailed(source: source, destination: destination, code: code)
+        }
+    }
+
+    /// Disconnects two ports by full name. The corresponding C function is `jack_disconnect`.
+    public func disconnect(_ source: String, from destination: String) {
+        jack_disconnect(handle, source, destination)
+    }
+
+    // MARK: Callbacks (set before activate)
+
+    /// Installs the process callback. The corresponding C function is `jack_set_process_callback`.
+    func setProcessCallback(_ callback: JackProcessCallback, context: UnsafeMutableRawPointer) {
+        jack_set_process_callback(handle, callback, context)
+    }
+
+    /// Installs the xrun callback. The corresponding C function is `jack_set_xrun_callback`.
+    func setXrunCallback(_ callback: JackXRunCallback, context: UnsafeMutableRawPointer) {
+        jack_set_xrun_callback(handle, callback, context)
+    }
+
+    /// Installs the buffer-size callback. The corresponding C function is `jack_set_buffer_size_callback`.
+    func setBufferSizeCallback(_ callback: JackBufferSizeCallback, context: UnsafeMutableRawPointer) {
+        jack_set_buffer_size_callback(handle, callback, context)
+    }
+
+    /// Installs the sample-rate callback. The corresponding C function is `jack_set_sample_rate_callback`.
+    func setSampleRateCallback(_ callback: JackSampleRateCallback, context: UnsafeMutableRawPointer) {
+        jack_set_sample_rate_callback(handle, callback, context)
+    }
+
+    /// Installs the freewheel callback. The corresponding C function is `jack_set_freewheel_callback`.
+    func setFreewheelCallback(_ callback: JackFreewheelCallback, context: UnsafeMutableRawPointer) {
+        jack_set_freewheel_callback(handle, callback, context)
+    }
+
+    /// Installs the port-connect callback. The corresponding C function is `jack_set_port_connect_callback`.
+    func setPortConnectCallback(_ callback: JackPortConnectCallback, context: UnsafeMutableRawPointer) {
+        jack_set_port_connect_callback(handle, callback, context)
+    }
+
+    /// Installs the port-registration callback. The corresponding C function is `jack_set_port_registration_callback`.
+    func setPortRegistrationCallback(_ callback: JackPortRegistrationCallback, context: UnsafeMutableRawPointer) {
+        jack_set_port_registration_callback(handle, callback, context)
+    }
+
+    /// Installs the shutdown callback. It runs on a libjack thread after the server is gone:
+    /// it may only signal. The corresponding C function is `jack_on_info_shutdown`.
+    func setShutdownCallback(_ callback: JackInfoShutdownCallback, context: UnsafeMutableRawPointer) {
+        jack_on_info_shutdown(handle, callback, context)
+    }
+
+    // MARK: Real-time safe calls (process callback only)
+
+    /// **Real-time safe.** The buffer of a port for this cycle. The corresponding C function is `jack_port_get_buffer`.
+    @inline(__always)
+    static func buffer(of port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
+        jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
+    }
+
+    /// **Real-time safe.** The frame time and microseconds at the start of this cycle.
+    /// The corresponding C function is `jack_get_cycle_times`.
+    @inline(__always)
+    func cycleTimes() -> (frames: UInt32, microseconds: UInt64) {
+        var frames: jack_nframes_t = 0
+        var current: jack_time_t = 0
+        var next: jack_time_t = 0
+        var period: Float = 0
+        if jack_get_cycle_times(handle, &frames, &current, &next, &period) != 0 {
+            return (jack_last_frame_time(handle), 0)
+        }
+        return (frames, current)
+    }
+
+    // MARK: Library messages
+
+    /// libjack prints to stderr on every failed open ("Cannot connect to server socket ...").
+    /// JackHost reports its own one-line errors instead, so the library's are dropped unless
+    /// `JACKHOST_DEBUG_LIBJACK` is set.
+    static func silenceLibraryMessages() {
+        guard getenv("JACKHOST_DEBUG_LIBJACK") == nil else { return }
+        jack_set_error_function { _ in }
+        jack_set_info_function { _ in }
+    }
+}
+
+/// A port owned by a ``JackClient``.
+public struct JackPort: @unchecked Sendable, Hashable {
+    /// The raw `jack_port_t *`.
+    let handle: OpaquePointer
+}
+
+/// Calls `body` with a C string for `string`, or with nil.
+@inline(__always)
+func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    if let string { return string.withCString { body($0) } }
+    return body(nil)
+}

@@ -1,0 +1,491 @@
+// SampleConversion.swift
+//
+// Purpose: turn JACK's planar float32 audio into the sample formats the recorder
+// (libsndfile) and the stream consumer (raw little-endian bytes on stdout) write.
+//
+// The scalar `reference…` functions are the *definition* of every conversion; the
+// SIMD kernels must match them bit for bit (the tests check this lane by lane).
+//
+// Why the kernels avoid `Float.rounded(.toNearestOrEven)` and `Int32(Float)`:
+// Swift on Linux x86_64 targets baseline SSE2, where round-to-even is a libm call
+// per lane, and `Int32(Float)` traps on out-of-range lanes. Instead the kernels
+// round with the "magic number" trick (adding 1.5 * 2^23 makes the FPU's default
+// round-to-nearest-even rounding drop the fraction, and the integer can then be
+// read straight out of the float's bit pattern). That needs only adds, multiplies,
+// compares and integer ops, all of which vectorise on every target. It relies on
+// the default IEEE rounding mode, which Swift never changes.
+//
+// Everything here is allocation-free: vectors live in registers or on the stack.
+
+/// Sample formats for recording and streaming.
+public enum SampleFormat: String, Sendable, CaseIterable {
+    /// 32-bit IEEE float, JACK's native sample type, passed through unchanged.
+    case float32
+    /// 16-bit signed integer PCM.
+    case int16
+    /// 24-bit signed integer PCM, packed into 3 bytes on the wire.
+    case int24
+    /// 32-bit signed integer PCM.
+    case int32
+    /// Signed 8.24 fixed point in 32 bits (the old iOS `AudioUnitSampleType`).
+    case fixed8_24
+
+    /// Parses a user-facing name. Accepts: "float32","f32","float" | "int16","s16","16" | "int24","s24","24" | "int32","s32","32" | "8.24","fixed8.24","fixed824". Case-insensitive. Returns nil otherwise.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "float32", "f32", "float": self = .float32
+        case "int16", "s16", "16": self = .int16
+        case "int24", "s24", "24": self = .int24
+        case "int32", "s32", "32": self = .int32
+        case "8.24", "fixed8.24", "fixed824": self = .fixed8_24
+        default: return nil
+        }
+    }
+
+    /// Canonical CLI name: "f32","s16","s24","s32","8.24".
+    public var name: String {
+        switch self {
+        case .float32: return "f32"
+        case .int16: return "s16"
+        case .int24: return "s24"
+        case .int32: return "s32"
+        case .fixed8_24: return "8.24"
+        }
+    }
+
+    /// Bytes per sample on the wire (packed): 4, 2, 3, 4, 4.
+    public var bytesPerSample: Int {
+        switch self {
+        case .float32: return 4
+        case .int16: return 2
+        case .int24: return 3
+        case .int32: return 4
+        case .fixed8_24: return 4
+        }
+    }
+}
+
+/// Vectorised float32 to integer / fixed-point conversion, interleaving and wire encoding.
+public enum SampleConversion {
+    // MARK: - Scalar reference formulas (the definition the kernels are tested against)
+
+    /// Reference float to 16-bit conversion: NaN to 0, clamp to [-1, 1], scale by 2^15, round half to even, saturate.
+    public static func referenceInt16(_ x: Float) -> Int16 {
+        Int16(referenceSignedInteger(x, bits: 16))
+    }
+
+    /// Reference float to 24-bit conversion; the result lies in [-8388608, 8388607].
+    public static func referenceInt24(_ x: Float) -> Int32 {
+        referenceSignedInteger(x, bits: 24)
+    }
+
+    /// Reference float to 32-bit conversion: +1.0 saturates to Int32.max because 2^31 does not fit.
+    public static func referenceInt32(_ x: Float) -> Int32 {
+        referenceSignedInteger(x, bits: 32)
+    }
+
+    /// Reference float to 8.24 fixed point: NaN to 0, scale by 2^24 without clamping, round half to even, saturate to Int32.
+    public static func referenceFixed8_24(_ x: Float) -> Int32 {
+        if x.isNaN { return 0 }
+        // Scaling by a power of two is exact (or overflows to ±inf, which saturates below).
+        let rounded = (x * 16_777_216).rounded(.toNearestOrEven)
+        if rounded >= 2_147_483_648 { return .max }
+        if rounded < -2_147_483_648 { return .min }
+        return Int32(rounded)
+    }
+
+    /// Shared intN formula so the three integer references cannot drift apart.
+    private static func referenceSignedInteger(_ x: Float, bits: Int) -> Int32 {
+        if x.isNaN { return 0 }
+        let clamped = min(max(x, -1), 1)
+        // 2^(bits-1) is exact in Float, so the multiply only shifts the exponent.
+        let limit = Float(sign: .plus, exponent: bits - 1, significand: 1)
+        let rounded = (clamped * limit).rounded(.toNearestOrEven)
+        // Only the top can overflow: after the clamp the bottom is exactly -limit.
+        if rounded >= limit { return Int32(truncatingIfNeeded: (Int64(1) << (bits - 1)) - 1) }
+        return Int32(rounded)
+    }
+
+    // MARK: - Vector plumbing
+
+    // 16 lanes = one AVX-512 register, two AVX or four SSE registers; wide enough to hide
+    // latency, narrow enough that the 8-register working set of the rounding helper fits.
+    private typealias Vector<Scalar: SIMDScalar> = SIMD16<Scalar>
+    // Computed constants rather than `static let`, so they fold into the loops with no lazy-init check.
+    private static var width: Int { Vector<Float>.scalarCount }
+
+    /// 1.5 * 2^23: adding it to |y| <= 2^22 leaves a float whose ulp is exactly 1.
+    private static var magic: Float { 12_582_912 }
+    /// The bit pattern of `magic`; subtracting it from the sum's bits yields the rounded integer.
+    private static var magicBits: Int32 { 0x4B40_0000 }
+
+    /// Loads a full vector from possibly unaligned memory (JACK buffers are only float-aligned).
+    @inline(__always)
+    private static func load(_ pointer: UnsafePointer<Float>) -> Vector<Float> {
+        UnsafeRawPointer(pointer).loadUnaligned(as: Vector<Float>.self)
+    }
+
+    /// Loads `lanes` floats (the tail), zero-filling the rest so the same vector code handles tails.
+    @inline(__always)
+    private static func load(_ pointer: UnsafePointer<Float>, lanes: Int) -> Vector<Float> {
+        if lanes == width { return load(pointer) }
+        var vector = Vector<Float>()
+        for lane in 0..<lanes { vector[lane] = pointer[lane] }
+        return vector
+    }
+
+    /// Stores the first `lanes` lanes to a typed pointer, as one unaligned vector store when full.
+    @inline(__always)
+    private static func store<T: SIMDScalar>(_ vector: Vector<T>, to pointer: UnsafeMutablePointer<T>, lanes: Int) {
+        if lanes == width {
+            UnsafeMutableRawPointer(pointer).storeBytes(of: vector, as: Vector<T>.self)
+        } else {
+            for lane in 0..<lanes { pointer[lane] = vector[lane] }
+        }
+    }
+
+    /// Converts one channel vector by vector; the tail goes through the same `convert` so it cannot diverge.
+    @inline(__always)
+    private static func forEachVector<Output>(
+        _ source: UnsafePointer<Float>, count: Int,
+        _ convert: (Vector<Float>) -> Output,
+        _ body: (_ output: Output, _ offset: Int, _ lanes: Int) -> Void
+    ) {
+        precondition(count >= 0, "negative sample count")
+        var offset = 0
+        while offset + width <= count {
+            body(convert(load(source + offset)), offset, width)
+            offset += width
+        }
+        if offset < count {
+            let lanes = count - offset
+            body(convert(load(source + offset, lanes: lanes)), offset, lanes)
+        }
+    }
+
+    /// Replaces NaN lanes with 0 (NaN is the only value not equal to itself).
+    @inline(__always)
+    private static func zeroingNaN(_ x: Vector<Float>) -> Vector<Float> {
+        x.replacing(with: 0, where: x .!= x)
+    }
+
+    /// Clamps lanes to [lower, upper] with compare-and-select; NaN must already be gone.
+    @inline(__always)
+    private static func clamped(_ x: Vector<Float>, _ lower: Float, _ upper: Float) -> Vector<Float> {
+        x.replacing(with: lower, where: x .< lower).replacing(with: upper, where: x .> upper)
+    }
+
+    /// Rounds |y| <= 2^22 to the nearest integer, ties to even, via the magic-number trick.
+    @inline(__always)
+    private static func roundSmall(_ y: Vector<Float>) -> (integer: Vector<Int32>, float: Vector<Float>) {
+        // y + 1.5*2^23 lands in [2^23, 2^24], where consecutive floats are exactly 1 apart,
+        // so the FPU rounds the fraction away (half to even, because 1.5*2^23 is even).
+        let sum = y + magic
+        let integer = unsafeBitCast(sum, to: Vector<Int32>.self) &- magicBits
+        return (integer, sum - magic)
+    }
+
+    /// Rounds |y| <= 2^31 to the nearest integer, ties to even; y == +2^31 wraps to Int32.min (callers saturate).
+    @inline(__always)
+    private static func roundToInt32(_ y: Vector<Float>) -> Vector<Int32> {
+        // Split y = high * 2^16 + low: `high` is y / 2^16 rounded (|high| <= 2^15), and
+        // low = y - high * 2^16 is exact (it is y's low-order bits) with |low| <= 2^15.
+        // Both fit roundSmall, and rounding low equals rounding y because high * 2^16
+        // is an even integer, so even ties resolve identically. Integer wrap-around in
+        // the recombination is harmless: the true result fits Int32 (except +2^31).
+        let high = roundSmall(y * (1 / 65_536))
+        let low = roundSmall(y - high.float * 65_536)
+        return (high.integer &<< 16) &+ low.integer
+    }
+
+    /// Vector form of referenceInt16 (widened to Int32 lanes).
+    @inline(__always)
+    private static func int16Lanes(_ x: Vector<Float>) -> Vector<Int32> {
+        // Clamping the top to 32767/32768 instead of 1 folds the saturation into the
+        // clamp: every x in (32767/32768, 1] would round to 32767 or 32768 and saturate to 32767.
+        let y = clamped(zeroingNaN(x), -1, 32_767.0 / 32_768.0) * 32_768
+        return roundSmall(y).integer
+    }
+
+    /// Vector form of referenceInt16.
+    @inline(__always)
+    private static func int16Vector(_ x: Vector<Float>) -> Vector<Int16> {
+        Vector<Int16>(truncatingIfNeeded: int16Lanes(x))
+    }
+
+    /// Vector form of referenceInt24.
+    @inline(__always)
+    private static func int24Vector(_ x: Vector<Float>) -> Vector<Int32> {
+        // Same trick as int16: 1 - 2^-23 is exactly representable and maps to 8388607.
+        let y = clamped(zeroingNaN(x), -1, 8_388_607.0 / 8_388_608.0) * 8_388_608
+        return roundToInt32(y)
+    }
+
+    /// Vector form of referenceInt32.
+    @inline(__always)
+    private static func int32Vector(_ x: Vector<Float>) -> Vector<Int32> {
+        // 1 - 2^-31 is not a Float, so the top cannot be clamped away; mask it instead.
+        let y = clamped(zeroingNaN(x), -1, 1) * 2_147_483_648
+        return roundToInt32(y).replacing(with: .max, where: y .>= 2_147_483_648)
+    }
+
+    /// Vector form of referenceFixed8_24.
+    @inline(__always)
+    private static func fixed8_24Vector(_ x: Vector<Float>) -> Vector<Int32> {
+        // No clamp (8.24 spans [-128, 128)); out-of-range and infinite lanes compute
+        // garbage in roundToInt32 (never a trap) and are overwritten by the masks.
+        let y = zeroingNaN(x) * 16_777_216
+        return roundToInt32(y)
+            .replacing(with: .max, where: y .>= 2_147_483_648)
+            .replacing(with: .min, where: y .< -2_147_483_648)
+    }
+
+    // MARK: - Per-channel kernels
+
+    /// Converts `count` floats to 16-bit PCM, matching referenceInt16 exactly.
+    public static func floatToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int) {
+        forEachVector(source, count: count, int16Vector) { store($0, to: destination + $1, lanes: $2) }
+    }
+
+    /// Converts `count` floats to 24-bit PCM in the low bits of Int32, matching referenceInt24 exactly.
+    public static func floatToInt24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
+        forEachVector(source, count: count, int24Vector) { store($0, to: destination + $1, lanes: $2) }
+    }
+
+    /// Same as floatToInt24 but shifted left by 8 (what libsndfile's sf_write_int expects for 24-bit PCM).
+    public static func floatToInt24LeftJustified(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
+        // libsndfile treats int data as full-scale 32-bit and drops the low byte for 24-bit files.
+        forEachVector(source, count: count, { int24Vector($0) &<< 8 }) { store($0, to: destination + $1, lanes: $2) }
+    }
+
+    /// Converts `count` floats to 32-bit PCM, matching referenceInt32 exactly.
+    public static func floatToInt32(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
+        forEachVector(source, count: count, int32Vector) { store($0, to: destination + $1, lanes: $2) }
+    }
+
+    /// Converts `count` floats to 8.24 fixed point, matching referenceFixed8_24 exactly.
+    public static func floatToFixed8_24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
+        forEachVector(source, count: count, fixed8_24Vector) { store($0, to: destination + $1, lanes: $2) }
+    }
+
+    // MARK: - Interleaving and wire encoding
+
+    /// Interleaves planar float channels: destination[frame * channels + channel].
+    public static func interleave(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, into destination: UnsafeMutablePointer<Float>) {
+        layOut(NativeFloatLayout.self, channels, frames: frames, interleaved: true, into: UnsafeMutableRawPointer(destination))
+    }
+
+    /// Number of bytes `encode` writes.
+    public static func encodedByteCount(channels: Int, frames: Int, format: SampleFormat) -> Int {
+        channels * frames * format.bytesPerSample
+    }
+
+    /// Encodes planar float channels into little-endian bytes of `format`.
+    /// interleaved == true: frame-major (L R L R ...). false: channel-major blocks (all of channel 0's `frames` samples, then channel 1's ...).
+    /// int24 is packed 3 bytes per sample, little-endian. `destination` must hold encodedByteCount bytes.
+    public static func encode(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, format: SampleFormat, interleaved: Bool, into destination: UnsafeMutableRawPointer) {
+        // Dispatch once per call, so each layout is a fully specialised loop with no per-sample branching.
+        switch format {
+        case .float32: layOut(Float32Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)
+        case .int16: layOut(Int16Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)
+        case .int24: layOut(Int24Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)
+        case .int32: layOut(Int32Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)
+        case .fixed8_24: layOut(Fixed8_24Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)
+        }
+    }
+
+    /// How one output format converts a vector and writes it as bytes.
+    ///
+    /// Writes go through raw `storeBytes`, which allows unaligned addresses and never
+    /// rebinds memory, so callers may pass any byte buffer (e.g. an odd offset into [UInt8]).
+    private protocol WireLayout {
+        associatedtype Lane: SIMDScalar
+        /// Bytes one sample occupies in the output.
+        static var bytesPerSample: Int { get }
+        /// Converts a vector of floats to output lanes.
+        static func convert(_ x: Vector<Float>) -> Vector<Lane>
+        /// Writes the first `lanes` lanes contiguously (packed) at `pointer`.
+        static func store(_ vector: Vector<Lane>, lanes: Int, to pointer: UnsafeMutableRawPointer)
+        /// Writes one sample at `pointer`.
+        static func store(_ sample: Lane, to pointer: UnsafeMutableRawPointer)
+    }
+
+    /// Native-endian floats, for `interleave` (typed output, not wire bytes).
+    private enum NativeFloatLayout: WireLayout {
+        static var bytesPerSample: Int { 4 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Float> { x }
+        @inline(__always) static func store(_ vector: Vector<Float>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            if lanes == width {
+                pointer.storeBytes(of: vector, as: Vector<Float>.self)
+            } else {
+                for lane in 0..<lanes { store(vector[lane], to: pointer + lane * 4) }
+            }
+        }
+        @inline(__always) static func store(_ sample: Float, to pointer: UnsafeMutableRawPointer) {
+            pointer.storeBytes(of: sample, as: Float.self)
+        }
+    }
+
+    /// Stores vectors of 32-bit lanes little-endian; on big-endian hosts lane by lane, byte-swapped.
+    @inline(__always)
+    private static func storeLittleEndian32<T: SIMDScalar>(_ vector: Vector<T>, lanes: Int, to pointer: UnsafeMutableRawPointer, _ bits: (T) -> UInt32) {
+        #if _endian(little)
+        if lanes == width {
+            pointer.storeBytes(of: vector, as: Vector<T>.self)
+            return
+        }
+        #endif
+        for lane in 0..<lanes { pointer.storeBytes(of: bits(vector[lane]).littleEndian, toByteOffset: lane * 4, as: UInt32.self) }
+    }
+
+    /// Little-endian IEEE float32.
+    private enum Float32Layout: WireLayout {
+        static var bytesPerSample: Int { 4 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Float> { x }
+        @inline(__always) static func store(_ vector: Vector<Float>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            storeLittleEndian32(vector, lanes: lanes, to: pointer) { $0.bitPattern }
+        }
+        @inline(__always) static func store(_ sample: Float, to pointer: UnsafeMutableRawPointer) {
+            pointer.storeBytes(of: sample.bitPattern.littleEndian, as: UInt32.self)
+        }
+    }
+
+    /// Little-endian signed 16-bit.
+    private enum Int16Layout: WireLayout {
+        static var bytesPerSample: Int { 2 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Int16> { int16Vector(x) }
+        @inline(__always) static func store(_ vector: Vector<Int16>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            #if _endian(little)
+            if lanes == width {
+                pointer.storeBytes(of: vector, as: Vector<Int16>.self)
+                return
+            }
+            #endif
+            for lane in 0..<lanes { store(vector[lane], to: pointer + lane * 2) }
+        }
+        @inline(__always) static func store(_ sample: Int16, to pointer: UnsafeMutableRawPointer) {
+            pointer.storeBytes(of: sample.littleEndian, as: Int16.self)
+        }
+    }
+
+    /// Little-endian signed 24-bit, packed 3 bytes per sample.
+    private enum Int24Layout: WireLayout {
+        static var bytesPerSample: Int { 3 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Int32> { int24Vector(x) }
+        @inline(__always) static func store(_ vector: Vector<Int32>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            guard lanes == width else {
+                for lane in 0..<lanes { store(vector[lane], to: pointer + lane * 3) }
+                return
+            }
+            // Pack each group of 4 samples (12 bytes) into three 32-bit words:
+            // a0 a1 a2 b0 | b1 b2 c0 c1 | c2 d0 d1 d2 — 3 stores instead of 8.
+            let bits = Vector<UInt32>(truncatingIfNeeded: vector) & 0x00FF_FFFF
+            for group in 0..<(width / 4) {
+                let a = bits[4 * group], b = bits[4 * group + 1]
+                let c = bits[4 * group + 2], d = bits[4 * group + 3]
+                let base = 12 * group
+                pointer.storeBytes(of: (a | b << 24).littleEndian, toByteOffset: base, as: UInt32.self)
+                pointer.storeBytes(of: (b >> 8 | c << 16).littleEndian, toByteOffset: base + 4, as: UInt32.self)
+                pointer.storeBytes(of: (c >> 16 | d << 8).littleEndian, toByteOffset: base + 8, as: UInt32.self)
+            }
+        }
+        @inline(__always) static func store(_ sample: Int32, to pointer: UnsafeMutableRawPointer) {
+            // Exactly 3 bytes: a 4-byte store would clobber a neighbour already written.
+            pointer.storeBytes(of: UInt16(truncatingIfNeeded: sample).littleEndian, as: UInt16.self)
+            pointer.storeBytes(of: UInt8(truncatingIfNeeded: sample >> 16), toByteOffset: 2, as: UInt8.self)
+        }
+    }
+
+    /// Little-endian signed 32-bit.
+    private enum Int32Layout: WireLayout {
+        static var bytesPerSample: Int { 4 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Int32> { int32Vector(x) }
+        @inline(__always) static func store(_ vector: Vector<Int32>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            storeLittleEndian32(vector, lanes: lanes, to: pointer) { UInt32(bitPattern: $0) }
+        }
+        @inline(__always) static func store(_ sample: Int32, to pointer: UnsafeMutableRawPointer) {
+            pointer.storeBytes(of: sample.littleEndian, as: Int32.self)
+        }
+    }
+
+    /// Little-endian 8.24 fixed point in 32 bits.
+    private enum Fixed8_24Layout: WireLayout {
+        static var bytesPerSample: Int { 4 }
+        @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Int32> { fixed8_24Vector(x) }
+        @inline(__always) static func store(_ vector: Vector<Int32>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
+            storeLittleEndian32(vector, lanes: lanes, to: pointer) { UInt32(bitPattern: $0) }
+        }
+        @inline(__always) static func store(_ sample: Int32, to pointer: UnsafeMutableRawPointer) {
+            pointer.storeBytes(of: sample.littleEndian, as: Int32.self)
+        }
+    }
+
+    /// Interleaves two vectors lane by lane: (a0 b0 a1 b1 ...) as a low and a high vector.
+    @inline(__always)
+    private static func zip<T: SIMDScalar>(_ a: Vector<T>, _ b: Vector<T>) -> (low: Vector<T>, high: Vector<T>) {
+        // Constant lane indices after unrolling; LLVM turns this into unpack shuffles.
+        var low = Vector<T>(), high = Vector<T>()
+        let half = width / 2
+        for lane in 0..<half {
+            low[2 * lane] = a[lane]
+            low[2 * lane + 1] = b[lane]
+            high[2 * lane] = a[half + lane]
+            high[2 * lane + 1] = b[half + lane]
+        }
+        return (low, high)
+    }
+
+    /// Converts and writes planar channels in `Layout`'s format, interleaved or channel-major.
+    private static func layOut<Layout: WireLayout>(
+        _: Layout.Type, _ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
+        frames: Int, interleaved: Bool, into destination: UnsafeMutableRawPointer
+    ) {
+        precondition(frames >= 0, "negative frame count")
+        let channelCount = channels.count
+        let bytes = Layout.bytesPerSample
+        guard channelCount > 0, frames > 0 else { return }
+
+        if !interleaved || channelCount == 1 {
+            // Channel-major (one channel is the same either way): contiguous vector stores.
+            for channel in 0..<channelCount {
+                let base = destination + channel * frames * bytes
+                forEachVector(channels[channel], count: frames, Layout.convert) { vector, offset, lanes in
+                    Layout.store(vector, lanes: lanes, to: base + offset * bytes)
+                }
+            }
+        } else if channelCount == 2 {
+            // Stereo, the common streaming case: zip two converted vectors in registers.
+            let left = channels[0], right = channels[1]
+            var frame = 0
+            while frame < frames {
+                let lanes = min(width, frames - frame)
+                let pair = zip(Layout.convert(load(left + frame, lanes: lanes)),
+                               Layout.convert(load(right + frame, lanes: lanes)))
+                let base = destination + 2 * frame * bytes
+                Layout.store(pair.low, lanes: min(2 * lanes, width), to: base)
+                if lanes > width / 2 {
+                    Layout.store(pair.high, lanes: 2 * lanes - width, to: base + width * bytes)
+                }
+                frame += width
+            }
+        } else {
+            // Three or more channels: convert a block of each channel as a vector, then
+            // scatter its lanes with the frame stride. The block (width frames of all
+            // channels) stays in cache, and conversion, the expensive part, stays vectorised.
+            let frameBytes = channelCount * bytes
+            var frame = 0
+            while frame < frames {
+                let lanes = min(width, frames - frame)
+                let blockBase = destination + frame * frameBytes
+                for channel in 0..<channelCount {
+                    let vector = Layout.convert(load(channels[channel] + frame, lanes: lanes))
+                    let channelBase = blockBase + channel * bytes
+                    for lane in 0..<lanes {
+                        Layout.store(vector[lane], to: channelBase + lane * frameBytes)
+                    }
+                }
+                frame += width
+            }
+        }
+    }
+}

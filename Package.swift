@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["JackHost", "JackHostConsumers", "jackhost"]
+            dependencies: ["JackHost", "JackHostConsumers"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,128 @@
+import Foundation
+
+/// A private `jackd` this process starts and stops: for tests, CI and jackhost's
+/// embedded first-use mode. It never touches the user's default server.
+///
+/// The server runs `--no-realtime` with the dummy backend unless told otherwise,
+/// under a unique name. ``stop()`` sends SIGTERM to the pid it started and, when
+/// jackd ignores it (as it may with internal clients loaded), SIGKILL after a grace period.
+public final class PrivateJACKServer: @unchecked Sendable {
+    /// The server name clients pass with `--server` / `JackServerName`.
+    public let name: String
+    /// The dummy backend's sample rate.
+    public let sampleRate: Int
+    /// The period in frames.
+    public let bufferFrames: Int
+    /// The number of physical capture ports (`-C`), the reported channel count.
+    public let captureChannels: Int
+    /// The number of physical playback ports (`-P`).
+    public let playbackChannels: Int
+    private var process: Process?
+    private let logURL: URL
+
+    /// Describes a server; nothing runs until ``start(timeout:)``.
+    public init(name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
+                bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2) {
+        self.name = name
+        self.sampleRate = sampleRate
+        self.bufferFrames = bufferFrames
+        self.captureChannels = captureChannels
+        self.playbackChannels = playbackChannels
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).jackd.log")
+    }
+
+    deinit { stop() }
+
+    /// A server name no other process uses: prefix, pid and a random suffix.
+    public static func uniqueName(prefix: String) -> String {
+        "\(prefix)-\(getpid())-\(UInt32.random(in: 0...UInt32.max) % 1_000_000)"
+    }
+
+    /// The process id of the running jackd, or nil.
+    public var processIdentifier: Int32? { process.map { $0.processIdentifier } }
+
+    /// What jackd printed, for diagnosing a failed start.
+    public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// Starts jackd and waits until it accepts clients.
+    /// - Throws: ``JackError/serverStartFailed(reason:)`` when jackd is missing, exits, or is not ready in time.
+    public func start(timeout: Double = 10) throws {
+        guard process == nil else { return }
+        guard let jackd = PrivateJACKServer.findExecutable("jackd") else {
+            throw JackError.serverStartFailed(reason: "jackd is not installed; run scripts/setup or `apt-get install jackd2`")
+        }
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jackd)
+        process.arguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", String(sampleRate),
+                             "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_NO_START_SERVER"] = "1"
+        process.environment = environment
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw JackError.serverStartFailed(reason: "could not run \(jackd): \(error)")
+        }
+        self.process = process
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if !process.isRunning {
+                self.process = nil
+                throw JackError.serverStartFailed(reason: "jackd exited with status \(process.terminationStatus): \(lastLine(of: self.log))")
+            }
+            if PrivateJACKServer.isRunning(name) { return }
+            usleep(50_000)
+        }
+        stop()
+        throw JackError.serverStartFailed(reason: "jackd -n \(name) did not accept clients within \(timeout) s")
+    }
+
+    /// Stops the server by the pid that was started: SIGTERM, then SIGKILL after `grace` seconds.
+    public func stop(grace: Double = 3) {
+        guard let process else { return }
+        self.process = nil
+        let pid = process.processIdentifier
+        if process.isRunning { kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
+        // jackd leaves its shm registry entries behind when killed; its next start cleans them.
+    }
+
+    /// Kills the server with SIGKILL at once, as a crash would (for fault-injection tests).
+    public func crash() {
+        guard let process else { return }
+        self.process = nil
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Whether a server with this name (nil: the default) accepts clients right now.
+    ///
+    /// Opens and closes a short-lived client; never starts a server.
+    public static func isRunning(_ server: String?) -> Bool {
+        guard let probe = try? JackClient(name: "jackhost-probe-\(getpid())", server: server) else { return false }
+        probe.close()
+        return true
+    }
+
+    /// The full path of an executable on `PATH`, or nil.
+    public static func findExecutable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    private func lastLine(of text: String) -> String {
+        text.split(separator: "\n").last.map(String.init) ?? "no output"
+    }
+}

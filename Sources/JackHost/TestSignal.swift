@@ -1,0 +1,126 @@
+import Foundation
+
+/// Signals the built-in ``TestSignalSource`` plays, and the reference values tests compare against.
+public enum TestSignal: Sendable, Equatable {
+    /// A distinct sine per channel: channel c (0-based) plays `baseFrequency * (c + 1)` Hz.
+    case tones(baseFrequency: Double, amplitude: Float)
+    /// A full-period sine of one frequency and amplitude on every channel.
+    case sine(frequency: Double, amplitude: Float)
+    /// A deterministic sequence that identifies channel and frame, for bit-exact checks;
+    /// see ``sequenceValue(channel:frame:)``.
+    case sequence
+
+    /// The sample of ``sequence`` on `channel` at `frame` (both 0-based).
+    ///
+    /// Every value is k / 32768 for an integer k in [-32768, 32767], so it converts
+    /// exactly to 16-, 24- and 32-bit integers and back. Channel 1 is never 0 at frame 0,
+    /// which lets a reader find the start of the signal after leading silence.
+    @inlinable
+    public static func sequenceValue(channel: Int, frame: Int) -> Float {
+        let k = (frame &* 31 &+ channel &* 7919 &+ 1) & 0xFFFF
+        return Float(Int16(truncatingIfNeeded: k)) / 32768
+    }
+
+    /// The frame index (mod 65536) whose channel-0 sample is `value`, inverting ``sequenceValue(channel:frame:)``.
+    public static func sequenceFrame(fromChannel0 value: Float) -> Int {
+        let k = Int(Int16(value * 32768)) & 0xFFFF
+        // 31 * 31711 ≡ 1 (mod 65536), so multiplying by 31711 undoes the * 31.
+        return ((k &- 1) &* 31_711) & 0xFFFF
+    }
+}
+
+/// A JACK client that plays a ``TestSignal`` on N output ports: the generator for tests
+/// and for jackhost's embedded first-use mode, where the dummy backend's capture ports
+/// only deliver silence.
+public final class TestSignalSource: @unchecked Sendable {
+    /// The JACK client.
+    public let client: JackClient
+    /// Full names of the output ports, in order.
+    public let outputPortNames: [String]
+    private let state: SignalState
+
+    /// Opens a client named `name` with `channels` outputs `out_1` … and activates it.
+    public init(name: String = "jackhost-signal", server: String?, channels: Int, signal: TestSignal) throws {
+        let client = try JackClient(name: name, server: server)
+        self.client = client
+        var ports: [JackPort] = []
+        do {
+            for index in 1...channels {
+                let port = try client.registerAudioOutput(named: "out_\(index)")
+                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Test signal \(index)")
+                ports.append(port)
+            }
+            state = SignalState(ports: ports, signal: signal, sampleRate: Double(client.sampleRate))
+            state.install(on: client)
+            outputPortNames = ports.map { client.fullName(of: $0) }
+            try client.activate()
+        } catch {
+            client.close()
+            throw error
+        }
+    }
+
+    /// Frames played so far.
+    public var framesPlayed: Int { state.framesPlayed.load(ordering: .relaxed) }
+
+    /// Connects output i to `destinations[i]`.
+    public func connect(to destinations: [String]) throws {
+        for (source, destination) in zip(outputPortNames, destinations) {
+            try client.connect(source, to: destination)
+        }
+    }
+
+    /// Deactivates and closes the client.
+    public func stop() {
+        client.deactivate()
+        client.close()
+    }
+}
+
+import Synchronization
+
+// REAL-TIME: `render` runs in the generator's process callback.
+final class SignalState: @unchecked Sendable {
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    let channelCount: Int
+    let signal: TestSignal
+    let sampleRate: Double
+    let framesPlayed = Atomic<Int>(0)
+    private var frame = 0
+
+    init(ports: [JackPort], signal: TestSignal, sampleRate: Double) {
+        channelCount = ports.count
+        self.ports = .allocate(capacity: ports.count)
+        for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
+        self.signal = signal
+        self.sampleRate = sampleRate
+    }
+
+    deinit { ports.deallocate() }
+
+    func install(on client: JackClient) {
+        client.setProcessCallback({ frames, context in
+            Unmanaged<SignalState>.fromOpaque(context!).takeUnretainedValue().render(frames: frames)
+            return 0
+        }, context: Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func render(frames: UInt32) {
+        let count = Int(frames)
+        for channel in 0..<channelCount {
+            let out = JackClient.buffer(of: ports[channel], frames: frames)
+            switch signal {
+            case .sequence:
+                for i in 0..<count { out[i] = TestSignal.sequenceValue(channel: channel, frame: frame + i) }
+            case .tones(let base, let amplitude):
+                let step = 2 * Double.pi * base * Double(channel + 1) / sampleRate
+                for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
+            case .sine(let frequency, let amplitude):
+                let step = 2 * Double.pi * frequency / sampleRate
+                for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
+            }
+        }
+        frame += count
+        framesPlayed.add(count, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,1 @@
+public enum JackHostCommand { public static func main() {} }

@@ -1,0 +1,258 @@
+import Foundation
+import JackHost
+import Synchronization
+import XCTest
+
+/// A real-time consumer that records into memory allocated in `prepare`: no allocation per cycle.
+final class RecordingRealtimeConsumer: RealtimeAudioConsumer, @unchecked Sendable {
+    let capacityFrames: Int
+    private(set) var storage: [UnsafeMutablePointer<Float>] = []
+    private var channelBases: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var channelCount = 0
+    let framesWritten = Atomic<Int>(0)
+    let blocks = Atomic<Int>(0)
+    let blocksWithXrunFlag = Atomic<Int>(0)
+
+    init(capacityFrames: Int) { self.capacityFrames = capacityFrames }
+
+    func prepare(format: StreamFormat) throws {
+        channelCount = format.channelCount
+        storage = (0..<channelCount).map { _ in
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacityFrames)
+            buffer.initialize(repeating: 0, count: capacityFrames)
+            return buffer
+        }
+        channelBases = .allocate(capacity: channelCount)
+        for c in 0..<channelCount { channelBases![c] = storage[c] }
+    }
+
+    func process(_ block: AudioBlock) {
+        let written = framesWritten.load(ordering: .relaxed)
+        let count = min(block.frameCount, capacityFrames - written)
+        if count > 0 {
+            for c in 0..<channelCount {
+                (channelBases![c] + written).update(from: block.buffers.channelPointers[c], count: count)
+            }
+        }
+        if block.timestamp.xrunSincePreviousCycle { blocksWithXrunFlag.add(1, ordering: .relaxed) }
+        framesWritten.store(written + count, ordering: .releasing)
+        blocks.add(1, ordering: .relaxed)
+    }
+
+    func finish() {}
+
+    /// A copy of what was recorded.
+    func channels() -> [[Float]] {
+        let frames = framesWritten.load(ordering: .acquiring)
+        return storage.map { Array(UnsafeBufferPointer(start: $0, count: frames)) }
+    }
+
+    deinit {
+        storage.forEach { $0.deallocate() }
+        channelBases?.deallocate()
+    }
+}
+
+/// A deferred consumer that appends every block to arrays, optionally sleeping to fall behind.
+final class RecordingDeferredConsumer: DeferredAudioConsumer, @unchecked Sendable {
+    let consumerName: String
+    let delayPerBlock: useconds_t
+    var channels: [[Float]] = []
+    var droppedReported = 0
+    var blocks = 0
+    var preparedFormat: StreamFormat?
+    var finished = false
+    var lastSequence: UInt64?
+    var sequenceGaps = 0
+
+    init(name: String, delayPerBlock: useconds_t = 0) {
+        consumerName = name
+        self.delayPerBlock = delayPerBlock
+    }
+
+    func prepare(format: StreamFormat) throws {
+        preparedFormat = format
+        channels = Array(repeating: [], count: format.channelCount)
+    }
+
+    func consume(_ block: AudioBlock) {
+        for c in 0..<block.channelCount { channels[c].append(contentsOf: block.buffers[c]) }
+        droppedReported += block.droppedFramesBefore
+        if let last = lastSequence, block.timestamp.sequence != last + 1, block.droppedFramesBefore == 0 {
+            sequenceGaps += 1
+        }
+        lastSequence = block.timestamp.sequence
+        blocks += 1
+        if delayPerBlock > 0 { usleep(delayPerBlock) }
+    }
+
+    func finish() { finished = true }
+}
+
+final class CaptureHostTests: XCTestCase {
+    func testRegistersOnePortPerCaptureChannelWithMetadata() throws {
+        for captureChannels in [2, 6] {
+            try JACKFixture.withServer(captureChannels: captureChannels) { server in
+                let host = CaptureHost(configuration: .init(serverName: server.name))
+                try host.start()
+                defer { host.stop() }
+                XCTAssertEqual(host.session?.inputNumberOfChannels, captureChannels)
+                XCTAssertEqual(host.inputPortNames, (1...captureChannels).map { "jackhost:in_\($0)" })
+
+                let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
+                XCTAssertEqual(listed.status, 0, listed.stderr)
+                let names = Set(listed.stdout.split(separator: "\n").map(String.init))
+                for index in 1...captureChannels {
+                    XCTAssertTrue(names.contains("jackhost:in_\(index)"), "jack_lsp lacks in_\(index): \(listed.stdout)")
+                }
+                XCTAssertFalse(names.contains("jackhost:in_\(captureChannels + 1)"))
+
+                let pretty = try JACKFixture.run("jack_property", ["-s", server.name, "-p", "-l", "jackhost:in_2"])
+                XCTAssertEqual(pretty.status, 0, pretty.stderr)
+                XCTAssertTrue(pretty.stdout.contains("Input 2"), pretty.stdout)
+                XCTAssertTrue(pretty.stdout.contains("http://jackaudio.org/metadata/order"), pretty.stdout)
+                XCTAssertTrue(pretty.stdout.contains(JackClient.integerType), pretty.stdout)
+
+                // Auto-connect: physical capture i feeds in_i.
+                let connections = try JACKFixture.run("jack_lsp", ["-s", server.name, "-c", "jackhost:in_1"])
+                XCTAssertTrue(connections.stdout.contains("system:capture_1"), connections.stdout)
+            }
+        }
+    }
+
+    func testConnectionMadeFromOutsideWithJackConnect() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
+            try host.start()
+            defer { host.stop() }
+            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_2"), [])
+            let result = try JACKFixture.run("jack_connect", ["-s", server.name, "system:capture_1", "jackhost:in_2"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertTrue(JACKFixture.waitUntil {
+                host.jackClient?.connections(ofPortNamed: "jackhost:in_2") == ["system:capture_1"]
+            })
+        }
+    }
+
+    func testChannelOverrideAndPatternConnections() throws {
+        try JACKFixture.withServer(captureChannels: 4) { server in
+            let host = CaptureHost(configuration: .init(serverName: server.name, channelCount: 2,
+                                                        connections: .patterns(["system:capture_[34]"])))
+            try host.start()
+            defer { host.stop() }
+            XCTAssertEqual(host.inputPortNames.count, 2)
+            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_1"), ["system:capture_3"])
+            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_2"), ["system:capture_4"])
+            XCTAssertTrue(host.connectionFailures.isEmpty)
+        }
+    }
+
+    func testPatternThatMatchesNothingFailsBeforeTouchingTheGraph() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .patterns(["nosuch:port.*"])))
+            XCTAssertThrowsError(try host.start()) { error in
+                XCTAssertEqual(error as? JackError, .patternMatchedNothing(pattern: "nosuch:port.*"))
+            }
+            let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
+            XCTAssertFalse(listed.stdout.contains("jackhost:"), "ports left behind: \(listed.stdout)")
+        }
+    }
+
+    func testMissingServerGivesActionableError() {
+        let name = PrivateJACKServer.uniqueName(prefix: "jhtest-absent")
+        XCTAssertThrowsError(try CaptureHost(configuration: .init(serverName: name)).start()) { error in
+            XCTAssertEqual(error as? JackError, .serverNotRunning(server: name))
+            XCTAssertTrue(String(describing: error).contains("jackd -n \(name) -d dummy"))
+        }
+    }
+
+    func testGeneratorReachesBothConsumerKindsBitExact() throws {
+        try JACKFixture.withServer(captureChannels: 4) { server in
+            let seconds = 3.0
+            let capacity = Int(Double(server.sampleRate) * (seconds + 2))
+            let realtime = RecordingRealtimeConsumer(capacityFrames: capacity)
+            let deferred = RecordingDeferredConsumer(name: "deferred")
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
+            host.add(realtime: realtime)
+            host.add(deferred: deferred)
+            let generator = try TestSignalSource(server: server.name, channels: 4, signal: .sequence)
+            try host.start()
+            try generator.connect(to: host.inputPortNames)
+            usleep(useconds_t(seconds * 1_000_000))
+            generator.stop()
+            host.stop()
+
+            XCTAssertEqual(deferred.preparedFormat, StreamFormat(sampleRate: 48000, channelCount: 4))
+            XCTAssertTrue(deferred.finished)
+            let stats = host.statistics
+            XCTAssertEqual(stats.consumers.first?.droppedFrames, 0)
+            XCTAssertEqual(stats.consumers.first?.deliveredFrames, stats.capturedFrames)
+            XCTAssertEqual(realtime.framesWritten.load(ordering: .relaxed), stats.capturedFrames)
+            XCTAssertEqual(deferred.channels[0].count, stats.capturedFrames)
+            XCTAssertEqual(deferred.sequenceGaps, 0)
+
+            let realtimeReport = SequenceCheck.verify(realtime.channels())
+            let deferredReport = SequenceCheck.verify(deferred.channels)
+            XCTAssertNil(realtimeReport.firstMismatch, "\(realtimeReport)")
+            XCTAssertNil(deferredReport.firstMismatch, "\(deferredReport)")
+            XCTAssertGreaterThan(realtimeReport.checkedFrames, Int(Double(server.sampleRate) * (seconds - 1)))
+            XCTAssertEqual(realtime.channels().map { $0.count }, deferred.channels.map { $0.count })
+        }
+    }
+
+    func testSlowDeferredConsumerDropsOnlyItsOwnFrames() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let realtime = RecordingRealtimeConsumer(capacityFrames: 48000 * 6)
+            let fast = RecordingDeferredConsumer(name: "fast")
+            let slow = RecordingDeferredConsumer(name: "slow", delayPerBlock: 20_000)  // 20 ms per 5.3 ms block
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
+            host.add(realtime: realtime)
+            host.add(deferred: fast)
+            host.add(deferred: slow, ringSeconds: 0.05)
+            let generator = try TestSignalSource(server: server.name, channels: 2, signal: .sequence)
+            try host.start()
+            try generator.connect(to: host.inputPortNames)
+            usleep(2_000_000)
+            generator.stop()
+            host.stop()
+
+            let stats = host.statistics
+            let fastStats = try XCTUnwrap(stats.consumers.first { $0.name == "fast" })
+            let slowStats = try XCTUnwrap(stats.consumers.first { $0.name == "slow" })
+            XCTAssertEqual(fastStats.droppedFrames, 0)
+            XCTAssertEqual(fastStats.deliveredFrames, stats.capturedFrames)
+            XCTAssertGreaterThan(slowStats.droppedFrames, 0)
+            // Every frame is either delivered or counted as dropped.
+            XCTAssertEqual(slowStats.deliveredFrames + slowStats.droppedFrames, stats.capturedFrames)
+            XCTAssertEqual(slow.channels[0].count, slowStats.deliveredFrames)
+            // Drops are announced in the next block; only a trailing run may be unannounced.
+            XCTAssertLessThanOrEqual(slow.droppedReported, slowStats.droppedFrames)
+            XCTAssertGreaterThan(slow.droppedReported, 0)
+            XCTAssertEqual(realtime.framesWritten.load(ordering: .relaxed), stats.capturedFrames)
+            XCTAssertNil(SequenceCheck.verify(realtime.channels()).firstMismatch)
+            XCTAssertNil(SequenceCheck.verify(fast.channels).firstMismatch)
+        }
+    }
+
+    func testConsumerThatRefusesTheFormatStopsStartCleanly() throws {
+        final class Refuser: DeferredAudioConsumer {
+            struct Refusal: Error {}
+            func prepare(format: StreamFormat) throws { throw Refusal() }
+            func consume(_ block: AudioBlock) {}
+            func finish() {}
+        }
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let host = CaptureHost(configuration: .init(serverName: server.name))
+            host.add(deferred: Refuser())
+            XCTAssertThrowsError(try host.start()) { error in
+                guard case .consumerRejectedFormat(let name, _)? = error as? CaptureHostError else {
+                    return XCTFail("unexpected \(error)")
+                }
+                XCTAssertEqual(name, "Refuser")
+            }
+            XCTAssertFalse(PrivateJACKServer.isRunning(nil) && false)
+            let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
+            XCTAssertFalse(listed.stdout.contains("jackhost:"))
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import JackHost
+import XCTest
+
+/// Starts private dummy jackd servers for tests and runs command-line tools against them.
+///
+/// One process must not use two servers at once (libjack answers graph queries from the
+/// wrong server; see docs/TESTING.md), so every use goes through one process-wide lock.
+enum JACKFixture {
+    private static let lock = NSLock()
+
+    /// Runs `body` with a fresh private server, and always stops it afterwards.
+    static func withServer<T>(captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
+                              _ body: (PrivateJACKServer) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        setenv("JACK_NO_START_SERVER", "1", 1)
+        let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
+                                       sampleRate: sampleRate, bufferFrames: bufferFrames,
+                                       captureChannels: captureChannels, playbackChannels: 2)
+        try server.start()
+        defer { server.stop() }
+        return try body(server)
+    }
+
+    /// The result of running a child process.
+    struct ToolResult {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs an executable (found on PATH, or a full path) and waits for it, with a timeout.
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String], timeout: Double = 30,
+                    stdin: FileHandle? = nil) throws -> ToolResult {
+        let process = Process()
+        let path = tool.hasPrefix("/") ? tool : (PrivateJACKServer.findExecutable(tool) ?? tool)
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_NO_START_SERVER"] = "1"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        try process.run()
+        // Read both pipes concurrently so a chatty child cannot fill one and stall.
+        let group = DispatchGroup()
+        let collected = Collected()
+        group.enter()
+        DispatchQueue.global().async { collected.out = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { collected.err = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            XCTFail("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+        }
+        process.waitUntilExit()
+        group.wait()
+        return ToolResult(status: process.terminationStatus,
+                          stdout: String(decoding: collected.out, as: UTF8.self),
+                          stderr: String(decoding: collected.err, as: UTF8.self))
+    }
+
+    private final class Collected: @unchecked Sendable {
+        var out = Data()
+        var err = Data()
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` passes.
+    static func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
+
+/// Checks captured audio against ``TestSignal/sequenceValue(channel:frame:)``.
+enum SequenceCheck {
+    /// The outcome: how many frames matched, and the first mismatch if any.
+    struct Report: CustomStringConvertible {
+        var leadingSilence = 0
+        var checkedFrames = 0
+        var firstMismatch: String?
+        var description: String {
+            "leading silence \(leadingSilence), checked \(checkedFrames), mismatch: \(firstMismatch ?? "none")"
+        }
+    }
+
+    /// `channels[c][i]` is frame i of channel c. Skips leading silence (all channels 0), then
+    /// requires every following frame to continue the sequence exactly, with no gaps.
+    static func verify(_ channels: [[Float]]) -> Report {
+        var report = Report()
+        guard let frames = channels.first?.count, channels.count >= 2 else {
+            report.firstMismatch = "need at least two channels"
+            return report
+        }
+        var start = 0
+        while start < frames && channels.allSatisfy({ $0[start] == 0 }) { start += 1 }
+        report.leadingSilence = start
+        guard start < frames else { report.firstMismatch = "no signal at all"; return report }
+        let origin = TestSignal.sequenceFrame(fromChannel0: channels[0][start])
+        for i in start..<frames {
+            for c in channels.indices {
+                let expected = TestSignal.sequenceValue(channel: c, frame: origin + (i - start))
+                if channels[c][i].bitPattern != expected.bitPattern {
+                    report.firstMismatch = "frame \(i) channel \(c): got \(channels[c][i]), expected \(expected)"
+                    return report
+                }
+            }
+            report.checkedFrames += 1
+        }
+        return report
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+@testable import JackHost
+import XCTest
+
+final class SPSCRingTests: XCTestCase {
+    func testCapacityRoundsUpToPowerOfTwo() {
+        let (writer, _) = SPSCRing<Int>.makeRing(capacity: 5)
+        XCTAssertEqual(writer.ring.capacity, 8)
+        XCTAssertTrue(writer.ring.testOnly_verifyInvariants())
+    }
+
+    func testEmptyRingYieldsNothing() {
+        let (_, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        XCTAssertNil(reader.pop())
+        XCTAssertNil(reader.peek())
+        XCTAssertEqual(reader.availableElements, 0)
+    }
+
+    func testFullRingRefusesWithoutOverwriting() {
+        let (writer, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        for value in 0..<4 { XCTAssertTrue(writer.push(value)) }
+        XCTAssertFalse(writer.push(99))
+        XCTAssertEqual(writer.availableSpace, 0)
+        XCTAssertEqual((0..<4).map { _ in reader.pop() }, [0, 1, 2, 3])
+        XCTAssertNil(reader.pop())
+        XCTAssertTrue(writer.ring.testOnly_verifyInvariants())
+    }
+
+    func testWraparoundKeepsOrder() {
+        let (writer, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        var next = 0, expected = 0
+        for _ in 0..<1000 {
+            while writer.push(next) { next += 1 }
+            XCTAssertEqual(reader.peek(), expected)
+            for _ in 0..<3 {
+                XCTAssertEqual(reader.pop(), expected)
+                expected += 1
+            }
+            XCTAssertTrue(writer.ring.testOnly_verifyInvariants())
+        }
+        XCTAssertGreaterThan(expected, 2000)
+    }
+
+    func testConcurrentProducerAndConsumerSeeEveryValueInOrder() {
+        let (writer, reader) = SPSCRing<UInt64>.makeRing(capacity: 64)
+        let total: UInt64 = 2_000_000
+        let done = DispatchSemaphore(value: 0)
+        let producer = Thread {
+            var value: UInt64 = 0
+            while value < total {
+                if writer.push(value) { value += 1 }
+            }
+            done.signal()
+        }
+        producer.start()
+        var expected: UInt64 = 0
+        var outOfOrder = 0
+        while expected < total {
+            if let value = reader.pop() {
+                if value != expected { outOfOrder += 1 }
+                expected += 1
+            }
+        }
+        done.wait()
+        XCTAssertEqual(outOfOrder, 0)
+        XCTAssertEqual(expected, total)
+        XCTAssertNil(reader.pop())
+    }
+}
+
+final class AudioBlockRingTests: XCTestCase {
+    /// Writes `frames` frames whose values encode channel and absolute frame index.
+    private func write(_ ring: AudioBlockRing, start: Int, frames: Int, sequence: UInt64, dropped: Int = 0) -> Bool {
+        let channels = (0..<ring.channelCount).map { c in (0..<frames).map { Float(c * 1_000_000 + start + $0) } }
+        return channels.withUnsafeBufferPointers { pointers in
+            let view = AudioBufferListView(channels: pointers.baseAddress!, channelCount: ring.channelCount, frameCount: frames)
+            let stamp = AudioTimestamp(frameTime: UInt32(start), microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false)
+            return ring.write(view, timestamp: stamp, droppedFramesBefore: dropped)
+        }
+    }
+
+    func testBlocksSurviveWraparoundBitExact() {
+        let ring = AudioBlockRing(channelCount: 3, minimumFrames: 100)  // 128 frames
+        XCTAssertEqual(ring.capacityFrames, 128)
+        var written = 0, read = 0
+        for sequence in 0..<200 {
+            let frames = 48 + sequence % 7  // block sizes that do not divide the capacity
+            XCTAssertTrue(write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
+            written += frames
+            XCTAssertTrue(ring.readNext { block in
+                XCTAssertEqual(block.timestamp.sequence, UInt64(sequence))
+                XCTAssertEqual(block.frameCount, frames)
+                for c in 0..<3 {
+                    for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) {
+                        XCTFail("channel \(c) frame \(read + i) wrong")
+                        return
+                    }
+                }
+            })
+            read += frames
+        }
+        XCTAssertFalse(ring.readNext { _ in XCTFail("ring should be empty") })
+    }
+
+    func testFullRingRefusesAndReportsDropsInNextBlock() {
+        let ring = AudioBlockRing(channelCount: 1, minimumFrames: 64)
+        XCTAssertTrue(write(ring, start: 0, frames: 32, sequence: 0))
+        XCTAssertTrue(write(ring, start: 32, frames: 32, sequence: 1))
+        XCTAssertFalse(write(ring, start: 64, frames: 32, sequence: 2), "a full ring must refuse")
+        XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 0) })
+        XCTAssertTrue(write(ring, start: 96, frames: 32, sequence: 3, dropped: 32))
+        XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 32) })
+        XCTAssertTrue(ring.readNext { block in
+            XCTAssertEqual(block.droppedFramesBefore, 32)
+            XCTAssertEqual(block.buffers[0][0], 96)
+            XCTAssertEqual(block.timestamp.sequence, 3)
+        })
+    }
+
+    func testHeaderCapacityLimitsBlocksInFlight() {
+        let ring = AudioBlockRing(channelCount: 1, minimumFrames: 1024, maximumBlocks: 2)
+        XCTAssertTrue(write(ring, start: 0, frames: 1, sequence: 0))
+        XCTAssertTrue(write(ring, start: 1, frames: 1, sequence: 1))
+        XCTAssertFalse(write(ring, start: 2, frames: 1, sequence: 2))
+        XCTAssertEqual(ring.pendingBlocks, 2)
+    }
+
+    func testConcurrentWriterAndReaderDeliverEveryFrameOnce() {
+        let ring = AudioBlockRing(channelCount: 2, minimumFrames: 256)
+        let blocks = 20_000
+        let frames = 64
+        let done = DispatchSemaphore(value: 0)
+        let writer = Thread { [self] in
+            var sequence = 0
+            while sequence < blocks {
+                if write(ring, start: sequence * frames, frames: frames, sequence: UInt64(sequence)) { sequence += 1 }
+            }
+            done.signal()
+        }
+        writer.start()
+        var next = 0, errors = 0
+        while next < blocks * frames {
+            _ = ring.readNext { block in
+                for i in 0..<block.frameCount where block.buffers[1][i] != Float(1_000_000 + next + i) { errors += 1 }
+                next += block.frameCount
+            }
+        }
+        done.wait()
+        XCTAssertEqual(errors, 0)
+        XCTAssertEqual(next, blocks * frames)
+    }
+}
+
+extension Array where Element == [Float] {
+    /// Calls `body` with stable pointers to each inner array's storage.
+    func withUnsafeBufferPointers<R>(_ body: (UnsafeBufferPointer<UnsafePointer<Float>>) -> R) -> R {
+        let pointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: count)
+        let copies = map { inner -> UnsafeMutablePointer<Float> in
+            let copy = UnsafeMutablePointer<Float>.allocate(capacity: Swift.max(inner.count, 1))
+            copy.initialize(from: inner, count: inner.count)
+            return copy
+        }
+        for (index, copy) in copies.enumerated() { pointers[index] = UnsafePointer(copy) }
+        defer {
+            copies.forEach { $0.deallocate() }
+            pointers.deallocate()
+        }
+        return body(UnsafeBufferPointer(start: pointers, count: count))
+    }
+}

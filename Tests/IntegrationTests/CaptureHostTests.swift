@@ -100,14 +100,16 @@ final class CaptureHostTests: XCTestCase {
                 XCTAssertEqual(host.inputPortNames, (1...captureChannels).map { "jackhost:in_\($0)" })
 
                 let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
-                XCTAssertEqual(listed.status, 0, listed.stderr)
+                XCTAssertEqual(listed.status, 0, "\(server.name): \(listed.stderr) \(listed.stdout)")
                 let names = Set(listed.stdout.split(separator: "\n").map(String.init))
                 for index in 1...captureChannels {
                     XCTAssertTrue(names.contains("jackhost:in_\(index)"), "jack_lsp lacks in_\(index): \(listed.stdout)")
                 }
                 XCTAssertFalse(names.contains("jackhost:in_\(captureChannels + 1)"))
 
-                let pretty = try JACKFixture.run("jack_property", ["-s", server.name, "-p", "-l", "jackhost:in_2"])
+                // jack_property has no server option; it follows JACK_DEFAULT_SERVER.
+                let pretty = try JACKFixture.run("jack_property", ["-p", "-l", "jackhost:in_2"],
+                                                 environment: ["JACK_DEFAULT_SERVER": server.name])
                 XCTAssertEqual(pretty.status, 0, pretty.stderr)
                 XCTAssertTrue(pretty.stdout.contains("Input 2"), pretty.stdout)
                 XCTAssertTrue(pretty.stdout.contains("http://jackaudio.org/metadata/order"), pretty.stdout)
@@ -179,8 +181,9 @@ final class CaptureHostTests: XCTestCase {
             try host.start()
             try generator.connect(to: host.inputPortNames)
             usleep(useconds_t(seconds * 1_000_000))
-            generator.stop()
+            // Host first, so the capture ends inside the signal rather than in trailing silence.
             host.stop()
+            generator.stop()
 
             XCTAssertEqual(deferred.preparedFormat, StreamFormat(sampleRate: 48000, channelCount: 4))
             XCTAssertTrue(deferred.finished)
@@ -213,8 +216,8 @@ final class CaptureHostTests: XCTestCase {
             try host.start()
             try generator.connect(to: host.inputPortNames)
             usleep(2_000_000)
-            generator.stop()
             host.stop()
+            generator.stop()
 
             let stats = host.statistics
             let fastStats = try XCTUnwrap(stats.consumers.first { $0.name == "fast" })
@@ -250,7 +253,6 @@ final class CaptureHostTests: XCTestCase {
                 }
                 XCTAssertEqual(name, "Refuser")
             }
-            XCTAssertFalse(PrivateJACKServer.isRunning(nil) && false)
             let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
             XCTAssertFalse(listed.stdout.contains("jackhost:"))
         }

@@ -70,7 +70,7 @@ final class SPSCRingTests: XCTestCase {
 
 final class AudioBlockRingTests: XCTestCase {
     /// Writes `frames` frames whose values encode channel and absolute frame index.
-    private func write(_ ring: AudioBlockRing, start: Int, frames: Int, sequence: UInt64, dropped: Int = 0) -> Bool {
+    private static func write(_ ring: AudioBlockRing, start: Int, frames: Int, sequence: UInt64, dropped: Int = 0) -> Bool {
         let channels = (0..<ring.channelCount).map { c in (0..<frames).map { Float(c * 1_000_000 + start + $0) } }
         return channels.withUnsafeBufferPointers { pointers in
             let view = AudioBufferListView(channels: pointers.baseAddress!, channelCount: ring.channelCount, frameCount: frames)
@@ -85,7 +85,7 @@ final class AudioBlockRingTests: XCTestCase {
         var written = 0, read = 0
         for sequence in 0..<200 {
             let frames = 48 + sequence % 7  // block sizes that do not divide the capacity
-            XCTAssertTrue(write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
+            XCTAssertTrue(Self.write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
             written += frames
             XCTAssertTrue(ring.readNext { block in
                 XCTAssertEqual(block.timestamp.sequence, UInt64(sequence))
@@ -104,11 +104,11 @@ final class AudioBlockRingTests: XCTestCase {
 
     func testFullRingRefusesAndReportsDropsInNextBlock() {
         let ring = AudioBlockRing(channelCount: 1, minimumFrames: 64)
-        XCTAssertTrue(write(ring, start: 0, frames: 32, sequence: 0))
-        XCTAssertTrue(write(ring, start: 32, frames: 32, sequence: 1))
-        XCTAssertFalse(write(ring, start: 64, frames: 32, sequence: 2), "a full ring must refuse")
+        XCTAssertTrue(Self.write(ring, start: 0, frames: 32, sequence: 0))
+        XCTAssertTrue(Self.write(ring, start: 32, frames: 32, sequence: 1))
+        XCTAssertFalse(Self.write(ring, start: 64, frames: 32, sequence: 2), "a full ring must refuse")
         XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 0) })
-        XCTAssertTrue(write(ring, start: 96, frames: 32, sequence: 3, dropped: 32))
+        XCTAssertTrue(Self.write(ring, start: 96, frames: 32, sequence: 3, dropped: 32))
         XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 32) })
         XCTAssertTrue(ring.readNext { block in
             XCTAssertEqual(block.droppedFramesBefore, 32)
@@ -119,9 +119,9 @@ final class AudioBlockRingTests: XCTestCase {
 
     func testHeaderCapacityLimitsBlocksInFlight() {
         let ring = AudioBlockRing(channelCount: 1, minimumFrames: 1024, maximumBlocks: 2)
-        XCTAssertTrue(write(ring, start: 0, frames: 1, sequence: 0))
-        XCTAssertTrue(write(ring, start: 1, frames: 1, sequence: 1))
-        XCTAssertFalse(write(ring, start: 2, frames: 1, sequence: 2))
+        XCTAssertTrue(Self.write(ring, start: 0, frames: 1, sequence: 0))
+        XCTAssertTrue(Self.write(ring, start: 1, frames: 1, sequence: 1))
+        XCTAssertFalse(Self.write(ring, start: 2, frames: 1, sequence: 2))
         XCTAssertEqual(ring.pendingBlocks, 2)
     }
 
@@ -130,10 +130,10 @@ final class AudioBlockRingTests: XCTestCase {
         let blocks = 20_000
         let frames = 64
         let done = DispatchSemaphore(value: 0)
-        let writer = Thread { [self] in
+        let writer = Thread {
             var sequence = 0
             while sequence < blocks {
-                if write(ring, start: sequence * frames, frames: frames, sequence: UInt64(sequence)) { sequence += 1 }
+                if Self.write(ring, start: sequence * frames, frames: frames, sequence: UInt64(sequence)) { sequence += 1 }
             }
             done.signal()
         }

@@ -33,13 +33,14 @@ enum JACKFixture {
     /// Runs an executable (found on PATH, or a full path) and waits for it, with a timeout.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String], timeout: Double = 30,
-                    stdin: FileHandle? = nil) throws -> ToolResult {
+                    stdin: FileHandle? = nil, environment extra: [String: String] = [:]) throws -> ToolResult {
         let process = Process()
         let path = tool.hasPrefix("/") ? tool : (PrivateJACKServer.findExecutable(tool) ?? tool)
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

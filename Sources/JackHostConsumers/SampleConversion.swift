@@ -494,7 +494,7 @@ public enum SampleConversion {
         } else {
             // Three or more channels: gather a block of frames into a small interleaved float
             // scratch (cheap scalar copies), then convert that block with the contiguous vector
-            // path. Extracting lanes from converted vectors one by one was measured ~3x slower.
+            // path. Scattering lanes of converted vectors one by one measured about 2x slower.
             withUnsafeTemporaryAllocation(of: Float.self, capacity: scratchCapacity) { buffer in
                 let scratch = buffer.baseAddress!
                 if channelCount <= scratchCapacity {

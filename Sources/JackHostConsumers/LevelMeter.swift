@@ -1,0 +1,167 @@
+import Foundation
+import JackHost
+import Synchronization
+
+/// Levels of one channel, as a snapshot the display side reads.
+public struct ChannelLevels: Sendable, Equatable {
+    /// Highest absolute sample since the previous snapshot (linear, 1.0 = full scale).
+    public var peak: Float
+    /// Root-mean-square level since the previous snapshot (linear).
+    public var rms: Float
+    /// Highest absolute sample since the meter started.
+    public var overallPeak: Float
+    /// RMS over everything since the meter started.
+    public var overallRMS: Float
+    /// Samples at or beyond full scale (|x| >= 1.0) since the meter started.
+    public var clips: Int
+
+    /// Converts a linear level to dBFS; silence is -infinity.
+    public static func dBFS(_ linear: Float) -> Float {
+        linear > 0 ? 20 * log10(linear) : -.infinity
+    }
+}
+
+/// A real-time peak/RMS meter: levels are computed in the process callback,
+/// drawing happens elsewhere (``MeterDisplay``).
+///
+/// Per channel it keeps a window (peak, sum of squares) that the display side
+/// takes and resets with atomic exchanges, plus running totals for the summary.
+/// The real-time side only does arithmetic and relaxed atomic stores: no
+/// allocation, no lock, no system call.
+public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
+    /// The name shown in reports.
+    public let consumerName = "meter"
+    /// One channel's atomics; a class so that the ~Copyable atomics have a stable home.
+    final class ChannelState: @unchecked Sendable {
+        let windowPeakBits = Atomic<UInt32>(0)
+        let windowSumSquaresBits = Atomic<UInt64>(0)
+        let windowFrames = Atomic<Int>(0)
+        let totalPeakBits = Atomic<UInt32>(0)
+        let totalSumSquaresBits = Atomic<UInt64>(0)
+        let totalFrames = Atomic<Int>(0)
+        let clips = Atomic<Int>(0)
+    }
+
+    private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
+    /// The number of channels metered, known after `prepare`.
+    public private(set) var channelCount = 0
+    /// The format the meter was prepared with.
+    public private(set) var format: StreamFormat?
+
+    /// Creates a meter; it sizes itself in `prepare`.
+    public init() {}
+
+    deinit { states.deinitialize().deallocate() }
+
+    /// Allocates per-channel state.
+    public func prepare(format: StreamFormat) throws {
+        states.deinitialize().deallocate()
+        states = .allocate(capacity: format.channelCount)
+        _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
+        channelCount = format.channelCount
+        self.format = format
+    }
+
+    /// **Real-time.** Measures one block.
+    public func process(_ block: AudioBlock) {
+        let channels = min(block.channelCount, channelCount)
+        for channel in 0..<channels {
+            let samples = block.buffers[channel]
+            let (peak, sumSquares, clipped) = LevelMeter.measure(samples)
+            let state = states[channel]
+            let windowPeak = Float(bitPattern: state.windowPeakBits.load(ordering: .relaxed))
+            if peak > windowPeak {
+                // The display may have exchanged the window to 0 meanwhile; losing that race
+                // only keeps a slightly older peak one more frame.
+                _ = state.windowPeakBits.compareExchange(expected: windowPeak.bitPattern, desired: peak.bitPattern,
+                                                         ordering: .relaxed)
+            }
+            addDouble(state.windowSumSquaresBits, sumSquares)
+            state.windowFrames.add(samples.count, ordering: .relaxed)
+            if peak > Float(bitPattern: state.totalPeakBits.load(ordering: .relaxed)) {
+                state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
+            }
+            addDouble(state.totalSumSquaresBits, sumSquares)
+            state.totalFrames.add(samples.count, ordering: .relaxed)
+            if clipped > 0 { state.clips.add(clipped, ordering: .relaxed) }
+        }
+    }
+
+    /// Nothing to release.
+    public func finish() {}
+
+    @inline(__always)
+    private func addDouble(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
+        var current = atomic.load(ordering: .relaxed)
+        while true {
+            let next = (Double(bitPattern: current) + value).bitPattern
+            let (exchanged, original) = atomic.compareExchange(expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    /// **Real-time safe.** Peak, sum of squares and clipped-sample count of a buffer, 8 lanes at a time.
+    @inline(__always)
+    public static func measure(_ samples: UnsafeBufferPointer<Float>) -> (peak: Float, sumSquares: Double, clips: Int) {
+        guard let base = samples.baseAddress else { return (0, 0, 0) }
+        let count = samples.count
+        var peakVector = SIMD8<Float>(repeating: 0)
+        var squaresVector = SIMD8<Float>(repeating: 0)
+        var clipVector = SIMD8<Int32>(repeating: 0)
+        let one = SIMD8<Float>(repeating: 1)
+        var index = 0
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= count {
+            let lanes = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
+            let magnitude = lanes.replacing(with: -lanes, where: lanes .< 0)
+            peakVector = pointwiseMax(peakVector, magnitude)
+            squaresVector.addProduct(lanes, lanes)
+            clipVector &-= unsafeBitCast(magnitude .>= one, to: SIMD8<Int32>.self)
+            index += 8
+        }
+        var peak = peakVector.max()
+        var sum = Double(squaresVector.sum())
+        var clips = Int(clipVector.wrappedSum())
+        while index < count {
+            let magnitude = abs(base[index])
+            peak = max(peak, magnitude)
+            sum += Double(base[index] * base[index])
+            if magnitude >= 1 { clips += 1 }
+            index += 1
+        }
+        return (peak, sum, clips)
+    }
+
+    // MARK: Display side (ordinary threads)
+
+    /// Takes each channel's window (resetting it) and reads the running totals.
+    public func takeSnapshot() -> [ChannelLevels] {
+        (0..<channelCount).map { channel in
+            let state = states[channel]
+            let peak = Float(bitPattern: state.windowPeakBits.exchange(0, ordering: .relaxed))
+            let sum = Double(bitPattern: state.windowSumSquaresBits.exchange(0, ordering: .relaxed))
+            let frames = state.windowFrames.exchange(0, ordering: .relaxed)
+            return ChannelLevels(peak: peak, rms: frames > 0 ? Float((sum / Double(frames)).squareRoot()) : 0,
+                                 overallPeak: 0, overallRMS: 0, clips: 0)
+                .withTotals(from: state)
+        }
+    }
+
+    /// The running totals, without touching the windows.
+    public func totals() -> [ChannelLevels] {
+        (0..<channelCount).map { ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0).withTotals(from: states[$0]) }
+    }
+}
+
+extension ChannelLevels {
+    fileprivate func withTotals(from state: LevelMeter.ChannelState) -> ChannelLevels {
+        var copy = self
+        copy.overallPeak = Float(bitPattern: state.totalPeakBits.load(ordering: .relaxed))
+        let frames = state.totalFrames.load(ordering: .relaxed)
+        let sum = Double(bitPattern: state.totalSumSquaresBits.load(ordering: .relaxed))
+        copy.overallRMS = frames > 0 ? Float((sum / Double(frames)).squareRoot()) : 0
+        copy.clips = state.clips.load(ordering: .relaxed)
+        return copy
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import JackHost
+import Synchronization
+
+/// Draws a ``LevelMeter`` off the real-time thread: live bars on a terminal,
+/// plain periodic lines otherwise, and a summary table at the end.
+public final class MeterDisplay: @unchecked Sendable {
+    /// What the summary table reports besides levels.
+    public struct Counters: Sendable {
+        /// Frames lost by deferred consumers (for example the recorder's ring).
+        public var droppedFrames: Int
+        /// Xruns the server reported.
+        public var xruns: Int
+        /// Creates counters.
+        public init(droppedFrames: Int = 0, xruns: Int = 0) {
+            self.droppedFrames = droppedFrames
+            self.xruns = xruns
+        }
+    }
+
+    private let meter: LevelMeter
+    private let output: Int32
+    private let isTerminal: Bool
+    private let linesInterval: Double
+    private let stopFlag = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private var started = false
+    private var drawnLines = 0
+    private var holds: [(level: Float, time: Double)] = []
+    /// Supplies live counters (xruns, drops) for the display; called on the display thread.
+    public var counters: @Sendable () -> Counters = { Counters() }
+
+    /// Creates a display writing to file descriptor `output` (1 = stdout, 2 = stderr).
+    /// - Parameter plainInterval: Seconds between lines when `output` is not a terminal.
+    public init(meter: LevelMeter, output: Int32 = 1, plainInterval: Double = 1.0) {
+        self.meter = meter
+        self.output = output
+        self.isTerminal = isatty(output) == 1
+        self.linesInterval = plainInterval
+    }
+
+    /// Starts the drawing thread: about 15 redraws a second on a terminal.
+    public func start() {
+        guard !started else { return }
+        started = true
+        let thread = Thread { [self] in
+            let interval = isTerminal ? 1.0 / 15 : linesInterval
+            var next = Date().timeIntervalSinceReferenceDate + interval
+            while !stopFlag.load(ordering: .acquiring) {
+                let now = Date().timeIntervalSinceReferenceDate
+                if now >= next {
+                    draw(snapshot: meter.takeSnapshot(), now: now)
+                    next += interval
+                    if next < now { next = now + interval }
+                }
+                usleep(10_000)
+            }
+            done.signal()
+        }
+        thread.name = "jackhost-meter-display"
+        thread.start()
+    }
+
+    /// Stops the drawing thread and clears the live bars.
+    public func stop() {
+        guard started else { return }
+        started = false
+        stopFlag.store(true, ordering: .releasing)
+        done.wait()
+    }
+
+    private func draw(snapshot: [ChannelLevels], now: Double) {
+        if holds.count != snapshot.count { holds = Array(repeating: (0, now), count: snapshot.count) }
+        for (index, levels) in snapshot.enumerated() where levels.peak >= holds[index].level || now - holds[index].time > 2 {
+            holds[index] = (levels.peak, now)
+        }
+        let counters = counters()
+        if isTerminal {
+            var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
+            for (index, levels) in snapshot.enumerated() {
+                text += MeterDisplay.barLine(channel: index + 1, levels: levels, hold: holds[index].level) + "\u{1B}[K\n"
+            }
+            text += "xruns \(counters.xruns)  dropped \(counters.droppedFrames)\u{1B}[K\n"
+            drawnLines = snapshot.count + 1
+            write(text)
+        } else {
+            let fields = snapshot.enumerated().map { index, levels in
+                "in_\(index + 1) \(MeterDisplay.format(LevelMeter.dB(levels.peak)))/\(MeterDisplay.format(LevelMeter.dB(levels.rms)))"
+            }
+            write("meter peak/rms dBFS: " + fields.joined(separator: "  ") + "  xruns \(counters.xruns) dropped \(counters.droppedFrames)\n")
+        }
+    }
+
+    /// One bar: `in_1 [#########-------|  ]  -6.0 dBFS peak  -9.0 rms  hold -6.0  clips 0`.
+    static func barLine(channel: Int, levels: ChannelLevels, hold: Float) -> String {
+        let width = 40
+        func column(_ linear: Float) -> Int {
+            let db = max(LevelMeter.dB(linear), -60)
+            return Int(((db + 60) / 60 * Float(width)).rounded(.down))
+        }
+        let filled = min(width, max(0, column(levels.peak)))
+        let holdColumn = min(width - 1, max(0, column(hold)))
+        var bar = Array(repeating: Character(" "), count: width)
+        for index in 0..<filled { bar[index] = "#" }
+        if hold > 0 { bar[holdColumn] = "|" }
+        let name = "in_\(channel)".padding(toLength: 6, withPad: " ", startingAt: 0)
+        return "\(name)[\(String(bar))] \(format(LevelMeter.dB(levels.peak))) pk \(format(LevelMeter.dB(levels.rms))) rms  clips \(levels.clips)"
+    }
+
+    /// A dBFS value to one decimal, right-aligned in six columns; silence prints "-inf".
+    public static func format(_ db: Float) -> String {
+        let text = db.isFinite ? String(format: "%.1f", db) : "-inf"
+        return String(repeating: " ", count: max(0, 6 - text.count)) + text
+    }
+
+    /// The summary table printed at exit, one row per channel:
+    /// `channel  peak_dBFS  rms_dBFS  clips  dropped  xruns`, with two decimals.
+    public static func summary(levels: [ChannelLevels], counters: Counters) -> String {
+        var lines = ["channel  peak_dBFS  rms_dBFS  clips  dropped  xruns"]
+        for (index, channel) in levels.enumerated() {
+            func db(_ value: Float) -> String {
+                let v = LevelMeter.dB(value)
+                return v.isFinite ? String(format: "%.2f", v) : "-inf"
+            }
+            let name = "in_\(index + 1)"
+            lines.append([name.padding(toLength: 7, withPad: " ", startingAt: 0),
+                          db(channel.overallPeak).leftPadded(9), db(channel.overallRMS).leftPadded(9),
+                          String(channel.clips).leftPadded(6), String(counters.droppedFrames).leftPadded(8),
+                          String(counters.xruns).leftPadded(6)].joined(separator: "  "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 { if errno == EINTR { continue }; return }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+}
+
+extension LevelMeter {
+    /// A linear level in dBFS; silence is -infinity.
+    public static func dB(_ linear: Float) -> Float { ChannelLevels.dBFS(linear) }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,312 @@
+import CSndFile
+import Foundation
+import JackHost
+import Synchronization
+
+/// Errors the recorder reports; each is one line that says what to do.
+public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The container cannot hold this sample format.
+    case unsupportedCombination(container: AudioContainer, sampleFormat: SampleFormat)
+    /// The file cannot be created where asked.
+    case unwritablePath(path: String, reason: String)
+    /// libsndfile refused to open the file.
+    case openFailed(path: String, reason: String)
+    /// Writing failed (disk full, I/O error); the file is closed and valid up to this point.
+    case writeFailed(path: String, reason: String)
+
+    /// One line that names the problem.
+    public var description: String {
+        switch self {
+        case .unsupportedCombination(let container, let sampleFormat):
+            let hint = container == .flac ? "FLAC stores integers; use --sample-format s16 or s24"
+                                          : "use --sample-format f32, s32, s24 or s16"
+            return "\(container.rawValue.uppercased()) cannot store \(sampleFormat.name) samples; \(hint)"
+        case .unwritablePath(let path, let reason):
+            return "cannot write \(path): \(reason); choose a writable directory"
+        case .openFailed(let path, let reason):
+            return "cannot create \(path): \(reason)"
+        case .writeFailed(let path, let reason):
+            return "recording to \(path) stopped: \(reason); the file is valid up to the failure"
+        }
+    }
+}
+
+/// When the recorder starts a new file.
+public enum SplitLimit: Sendable, Equatable {
+    /// After this many bytes of sample data.
+    case bytes(Int)
+    /// After this many seconds of audio.
+    case seconds(Double)
+
+    /// Parses "500M", "2G", "1024k", "90s", "10m" (minutes), "1h". Sizes use powers of 1024.
+    public init?(_ text: String) {
+        let lower = text.lowercased()
+        guard let unit = lower.last, let number = Double(lower.dropLast()), number > 0 else {
+            return nil
+        }
+        switch unit {
+        case "k": self = .bytes(Int(number * 1024))
+        case "g": self = .bytes(Int(number * 1024 * 1024 * 1024))
+        case "b": self = .bytes(Int(number))
+        case "s": self = .seconds(number)
+        case "m":
+            // "M" is mebibytes and "m" minutes would be too subtle; only "MB"-style upper case means bytes.
+            self = text.last == "M" ? .bytes(Int(number * 1024 * 1024)) : .seconds(number * 60)
+        case "h": self = .seconds(number * 3600)
+        default: return nil
+        }
+    }
+}
+
+/// A deferred consumer that writes every input to an audio file through libsndfile.
+///
+/// - The file holds exactly the frames captured: when the ring dropped frames, the
+///   recorder writes the same number of frames of silence, so the timeline stays aligned,
+///   and counts them in ``silenceFramesInserted``.
+/// - The header is rewritten every half second of audio, so a take killed with SIGKILL
+///   stays readable up to the last rewrite.
+/// - WAV is written as RF64 with auto-downgrade: a plain WAV below 4 GiB, RF64 beyond.
+/// - The file is created with the first block, so a run that captures nothing leaves no file.
+/// - With a ``SplitLimit``, takes are named `NAME-0001.ext`, `NAME-0002.ext`, … and split at
+///   the exact frame.
+public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
+    /// The name shown in reports.
+    public let consumerName = "recorder"
+    /// The path asked for (with splitting, the stem of the numbered files).
+    public let path: String
+    /// The container.
+    public let container: AudioContainer
+    /// The sample format on disk.
+    public let sampleFormat: SampleFormat
+    /// When to start a new file, if ever.
+    public let split: SplitLimit?
+
+    /// Frames written to disk, including inserted silence.
+    public var framesWritten: Int { written.load(ordering: .relaxed) }
+    /// Frames of silence written in place of frames the ring dropped.
+    public var silenceFramesInserted: Int { silence.load(ordering: .relaxed) }
+    /// Frames that arrived after a write error and were not written.
+    public var framesLostToErrors: Int { lostToErrors.load(ordering: .relaxed) }
+    /// Every file created so far, in order.
+    public var files: [String] { lock.withLock { _ in createdFiles } }
+    /// The write error that stopped the recorder, if any.
+    public var failure: RecorderError? { lock.withLock { _ in failureStorage } }
+
+    private let written = Atomic<Int>(0)
+    private let silence = Atomic<Int>(0)
+    private let lostToErrors = Atomic<Int>(0)
+    private let lock = Mutex<Void>(())
+    private var createdFiles: [String] = []
+    private var failureStorage: RecorderError?
+
+    private var format: StreamFormat?
+    private var file: OpaquePointer?
+    private var currentPath = ""
+    private var framesInFile = 0
+    private var framesSinceHeaderUpdate = 0
+    private var fileIndex = 0
+    private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16)
+    private var scratchBytes = 1
+    private var planarScratch = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    private var planarFrames = 0
+
+    /// Describes a recording; ``validate()`` checks it before anything touches JACK.
+    public init(path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
+                split: SplitLimit? = nil) {
+        self.path = path
+        self.container = container ?? AudioContainer(path: path) ?? .wav
+        self.sampleFormat = sampleFormat
+        self.split = split
+    }
+
+    deinit {
+        closeFile()
+        scratch.deallocate()
+        planarScratch.deallocate()
+    }
+
+    /// Checks the container/sample-format pair and that the directory is writable.
+    public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
+        guard container.supports(sampleFormat, channels: channels, sampleRate: sampleRate) else {
+            throw .unsupportedCombination(container: container, sampleFormat: sampleFormat)
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .unwritablePath(path: path, reason: "it is a directory")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let target = directory.isEmpty ? "." : directory
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .unwritablePath(path: path, reason: "directory \(target) does not exist")
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            guard access(path, W_OK) == 0 else {
+                throw .unwritablePath(path: path, reason: String(cString: strerror(errno)))
+            }
+        } else if access(target, W_OK) != 0 {
+            throw .unwritablePath(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    /// Checks the format against the container.
+    public func prepare(format: StreamFormat) throws {
+        try validate(channels: format.channelCount, sampleRate: Int(format.sampleRate))
+        self.format = format
+    }
+
+    /// Writes a block (and silence for frames dropped before it).
+    public func consume(_ block: AudioBlock) {
+        guard failure == nil else {
+            lostToErrors.add(block.frameCount + block.droppedFramesBefore, ordering: .relaxed)
+            return
+        }
+        if block.droppedFramesBefore > 0 {
+            writeSilence(frames: block.droppedFramesBefore)
+            silence.add(block.droppedFramesBefore, ordering: .relaxed)
+        }
+        var offset = 0
+        while offset < block.frameCount && failure == nil {
+            let count = min(block.frameCount - offset, framesUntilSplit())
+            write(block.buffers, offset: offset, frames: count)
+            offset += count
+        }
+    }
+
+    /// Closes the file, which writes its final header.
+    public func finish() { closeFile() }
+
+    // MARK: Writing (worker thread)
+
+    private func framesUntilSplit() -> Int {
+        guard let split, let format else { return .max }
+        let limit: Int
+        switch split {
+        case .seconds(let seconds): limit = max(1, Int(seconds * format.sampleRate))
+        case .bytes(let bytes): limit = max(1, bytes / (format.channelCount * max(sampleFormat.bytesPerSample, 2)))
+        }
+        if file != nil && framesInFile >= limit { closeFile() }
+        return limit - (file == nil ? 0 : framesInFile)
+    }
+
+    private func writeSilence(frames: Int) {
+        guard let format else { return }
+        let zeros = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+        zeros.initialize(repeating: 0, count: 4096)
+        defer { zeros.deallocate() }
+        let pointers = [UnsafePointer<Float>](repeating: UnsafePointer(zeros), count: format.channelCount)
+        pointers.withUnsafeBufferPointer { channels in
+            var remaining = frames
+            while remaining > 0 && failure == nil {
+                let count = min(remaining, 4096, framesUntilSplit())
+                let view = AudioBufferListView(channels: channels.baseAddress!, channelCount: channels.count, frameCount: count)
+                write(view, offset: 0, frames: count)
+                remaining -= count
+            }
+        }
+    }
+
+    private func write(_ buffers: AudioBufferListView, offset: Int, frames: Int) {
+        guard frames > 0, let format else { return }
+        if file == nil { openNextFile(format: format) }
+        guard let file else { return }
+        let channels = buffers.channelCount
+        ensureScratch(bytes: frames * channels * 4, planarFrames: frames * channels)
+        let sources = (0..<channels).map { buffers.channelPointers[$0] + offset }
+        let count: sf_count_t
+        switch sampleFormat {
+        case .float32:
+            let out = scratch.assumingMemoryBound(to: Float.self)
+            sources.withUnsafeBufferPointer { SampleConversion.interleave($0, frames: frames, into: out) }
+            count = sf_writef_float(file, out, sf_count_t(frames))
+        case .int16:
+            sources.withUnsafeBufferPointer {
+                SampleConversion.encode($0, frames: frames, format: .int16, interleaved: true, into: scratch)
+            }
+            count = sf_writef_short(file, scratch.assumingMemoryBound(to: Int16.self), sf_count_t(frames))
+        case .int24, .int32, .fixed8_24:
+            // libsndfile takes 24-bit PCM as left-justified 32-bit integers.
+            for (channel, source) in sources.enumerated() {
+                let destination = planarScratch + channel * frames
+                if sampleFormat == .int24 {
+                    SampleConversion.floatToInt24LeftJustified(source, destination, count: frames)
+                } else {
+                    SampleConversion.floatToInt32(source, destination, count: frames)
+                }
+            }
+            let out = scratch.assumingMemoryBound(to: Int32.self)
+            for frame in 0..<frames {
+                for channel in 0..<channels { out[frame * channels + channel] = planarScratch[channel * frames + frame] }
+            }
+            count = sf_writef_int(file, out, sf_count_t(frames))
+        }
+        if count != sf_count_t(frames) {
+            let reason = String(cString: sf_strerror(file))
+            if count > 0 { written.add(Int(count), ordering: .relaxed) }
+            lostToErrors.add(frames - max(0, Int(count)), ordering: .relaxed)
+            fail(.writeFailed(path: currentPath, reason: reason))
+            return
+        }
+        written.add(frames, ordering: .relaxed)
+        framesInFile += frames
+        framesSinceHeaderUpdate += frames
+        if Double(framesSinceHeaderUpdate) >= format.sampleRate / 2 {
+            sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+            framesSinceHeaderUpdate = 0
+        }
+    }
+
+    private func openNextFile(format: StreamFormat) {
+        fileIndex += 1
+        currentPath = split == nil ? path : Recorder.numberedPath(path, index: fileIndex)
+        var info = SF_INFO()
+        info.channels = Int32(format.channelCount)
+        info.samplerate = Int32(format.sampleRate)
+        info.format = container.majorFormat | (container.subtype(for: sampleFormat) ?? 0)
+        guard let opened = sf_open(currentPath, Int32(SFM_WRITE), &info) else {
+            fail(.openFailed(path: currentPath, reason: String(cString: sf_strerror(nil))))
+            return
+        }
+        if container == .wav {
+            sf_command(opened, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
+        }
+        // Floats are stored as captured: no normalisation, no clipping.
+        sf_command(opened, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_FALSE))
+        file = opened
+        framesInFile = 0
+        framesSinceHeaderUpdate = 0
+        lock.withLock { _ in createdFiles.append(currentPath) }
+    }
+
+    /// `take.wav`, 3 → `take-0003.wav`: four digits sort correctly up to 9999 parts.
+    public static func numberedPath(_ path: String, index: Int) -> String {
+        let number = String(format: "%04d", index)
+        let name = path as NSString
+        let ext = name.pathExtension
+        let stem = name.deletingPathExtension
+        return ext.isEmpty ? "\(stem)-\(number)" : "\(stem)-\(number).\(ext)"
+    }
+
+    private func closeFile() {
+        guard let file else { return }
+        sf_close(file)
+        self.file = nil
+    }
+
+    private func fail(_ error: RecorderError) {
+        lock.withLock { _ in if failureStorage == nil { failureStorage = error } }
+        closeFile()
+    }
+
+    private func ensureScratch(bytes: Int, planarFrames frames: Int) {
+        if bytes > scratchBytes {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: bytes, alignment: 16)
+            scratchBytes = bytes
+        }
+        if frames > planarFrames {
+            planarScratch.deallocate()
+            planarScratch = .allocate(capacity: frames)
+            planarFrames = frames
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import JackHost
+import Synchronization
+
+/// A deferred consumer that writes raw samples to a file descriptor: stdout, a FIFO or a file.
+///
+/// Each block is encoded once into the requested ``SampleFormat`` (little-endian,
+/// 24-bit packed in 3 bytes), interleaved (`L R L R …`) or not (each channel's block
+/// in turn). When the reader goes away (EPIPE), the writer stops quietly and
+/// ``readerClosed`` turns true; SIGPIPE must be ignored by the process
+/// (jackhost does this at start-up).
+///
+/// ```sh
+/// jackhost stream --sample-format s16 --interleaved | sox -t raw -r 48000 -e signed -b 16 -c 4 - out.flac
+/// ```
+public final class StreamWriter: DeferredAudioConsumer, @unchecked Sendable {
+    /// The name shown in reports.
+    public let consumerName = "stream"
+    /// The sample format written.
+    public let sampleFormat: SampleFormat
+    /// Frame-major (true) or channel-major blocks (false).
+    public let interleaved: Bool
+    private let descriptor: Int32
+    private let closesDescriptor: Bool
+    private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16)
+    private var scratchBytes = 1
+    private let closed = Atomic<Bool>(false)
+    private let bytes = Atomic<Int>(0)
+    private let frames = Atomic<Int>(0)
+    private let failureMessage = Mutex<String?>(nil)
+
+    /// Writes to an open file descriptor (for example `STDOUT_FILENO`); the caller keeps ownership.
+    public init(descriptor: Int32, sampleFormat: SampleFormat = .float32, interleaved: Bool = true) {
+        self.descriptor = descriptor
+        self.closesDescriptor = false
+        self.sampleFormat = sampleFormat
+        self.interleaved = interleaved
+    }
+
+    /// Opens a FIFO or file for writing (a FIFO blocks here until a reader opens it).
+    public init(path: String, sampleFormat: SampleFormat = .float32, interleaved: Bool = true) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw RecorderError.unwritablePath(path: path, reason: String(cString: strerror(errno)))
+        }
+        self.descriptor = fd
+        self.closesDescriptor = true
+        self.sampleFormat = sampleFormat
+        self.interleaved = interleaved
+    }
+
+    deinit {
+        scratch.deallocate()
+        if closesDescriptor { close(descriptor) }
+    }
+
+    /// True once the reader closed the pipe; nothing more is written.
+    public var readerClosed: Bool { closed.load(ordering: .acquiring) }
+    /// Bytes written so far.
+    public var bytesWritten: Int { bytes.load(ordering: .relaxed) }
+    /// Frames written so far.
+    public var framesWritten: Int { frames.load(ordering: .relaxed) }
+    /// A write error other than a closed pipe, if one stopped the stream.
+    public var failure: String? { failureMessage.withLock { $0 } }
+
+    /// Nothing to check: every format can be streamed.
+    public func prepare(format: StreamFormat) throws {}
+
+    /// Encodes and writes one block.
+    public func consume(_ block: AudioBlock) {
+        guard !readerClosed else { return }
+        let count = SampleConversion.encodedByteCount(channels: block.channelCount, frames: block.frameCount, format: sampleFormat)
+        if count > scratchBytes {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: count, alignment: 16)
+            scratchBytes = count
+        }
+        SampleConversion.encode(block.buffers.channelPointers, frames: block.frameCount, format: sampleFormat,
+                                interleaved: interleaved, into: scratch)
+        var offset = 0
+        while offset < count {
+            let result = write(descriptor, scratch + offset, count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                if errno != EPIPE { failureMessage.withLock { $0 = "stream write failed: \(String(cString: strerror(errno)))" } }
+                closed.store(true, ordering: .releasing)
+                return
+            }
+            offset += result
+        }
+        bytes.add(count, ordering: .relaxed)
+        frames.add(block.frameCount, ordering: .relaxed)
+    }
+
+    /// Nothing buffered to flush: every block is written as it arrives.
+    public func finish() {}
+}

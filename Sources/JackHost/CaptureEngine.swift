@@ -27,7 +27,7 @@ final class CaptureEngine: @unchecked Sendable {
 
     /// Cycles completed.
     let cycles = Atomic<Int>(0)
-    /// Frames captured (sum of every cycle's frame count).
+    /// Frames captured and delivered (every cycle's frame count, up to the frame limit).
     let capturedFrames = Atomic<Int>(0)
     /// Xruns reported by the server, excluding those around freewheel transitions.
     let xruns = Atomic<Int>(0)
@@ -42,9 +42,17 @@ final class CaptureEngine: @unchecked Sendable {
     /// Cycles to ignore xruns for after a freewheel transition (see `handleFreewheel`).
     private let xrunGraceCycles = Atomic<Int>(0)
 
+    /// Frames to deliver before stopping delivery (`Int.max`: no limit).
+    private let frameLimit: Int
+    /// Frames delivered to consumers so far (process thread only).
+    private var deliveredFrames = 0
+    /// Set once `frameLimit` frames were delivered.
+    let limitReached = Atomic<Bool>(false)
+
     init(client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
-         deferred: [DeferredConsumerRunner]) {
+         deferred: [DeferredConsumerRunner], frameLimit: Int) {
         self.client = client
+        self.frameLimit = frameLimit
         channelCount = ports.count
         self.ports = .allocate(capacity: max(1, ports.count))
         for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
@@ -77,17 +85,23 @@ final class CaptureEngine: @unchecked Sendable {
                                        sequence: sequence, xrunSincePreviousCycle: xrunTotal != xrunsReported)
         xrunsReported = xrunTotal
         sequence &+= 1
-        let view = AudioBufferListView(channels: channelPointers, channelCount: channelCount, frameCount: Int(frames))
-        let block = AudioBlock(buffers: view, timestamp: timestamp, droppedFramesBefore: 0)
-        for index in 0..<realtimeConsumers.count {
-            realtimeConsumers[index].process(block)
-        }
-        for index in 0..<deferredRunners.count {
-            deferredRunners[index].push(view, timestamp: timestamp)
+        // With a frame limit, the last cycle is cut to the exact frame and later ones are skipped.
+        let deliverable = min(Int(frames), frameLimit - deliveredFrames)
+        if deliverable > 0 {
+            let view = AudioBufferListView(channels: channelPointers, channelCount: channelCount, frameCount: deliverable)
+            let block = AudioBlock(buffers: view, timestamp: timestamp, droppedFramesBefore: 0)
+            for index in 0..<realtimeConsumers.count {
+                realtimeConsumers[index].process(block)
+            }
+            for index in 0..<deferredRunners.count {
+                deferredRunners[index].push(view, timestamp: timestamp)
+            }
+            deliveredFrames += deliverable
+            if deliveredFrames >= frameLimit { limitReached.store(true, ordering: .releasing) }
         }
         let remainingGrace = xrunGraceCycles.load(ordering: .relaxed)
         if remainingGrace > 0 { xrunGraceCycles.store(remainingGrace - 1, ordering: .relaxed) }
-        capturedFrames.add(Int(frames), ordering: .relaxed)
+        capturedFrames.add(max(deliverable, 0), ordering: .relaxed)
         cycles.add(1, ordering: .relaxed)
     }
 

@@ -39,10 +39,15 @@ public final class CaptureHost: @unchecked Sendable {
         public var connections: Connections
         /// Seconds of audio each deferred consumer's ring holds before it drops.
         public var deferredRingSeconds: Double
+        /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
+        /// turns true). Nil delivers until ``CaptureHost/stop()``.
+        public var frameLimit: Int?
 
         /// Creates a configuration; every parameter has a sensible default.
         public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
-                    connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0) {
+                    connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
+                    frameLimit: Int? = nil) {
+            self.frameLimit = frameLimit
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
@@ -144,7 +149,8 @@ public final class CaptureHost: @unchecked Sendable {
                 return DeferredConsumerRunner(consumer: entry.consumer, channelCount: channels,
                                               ringFrames: frames, pollMicroseconds: poll)
             }
-            let engine = CaptureEngine(client: client, ports: registered, realtime: realtimeConsumers, deferred: runners)
+            let engine = CaptureEngine(client: client, ports: registered, realtime: realtimeConsumers, deferred: runners,
+                                       frameLimit: configuration.frameLimit ?? .max)
             engine.installCallbacks()
             runners.forEach { $0.startWorker() }
             self.client = client
@@ -210,6 +216,9 @@ public final class CaptureHost: @unchecked Sendable {
         client.close()
         self.client = nil
     }
+
+    /// Whether ``Configuration/frameLimit`` frames have been delivered.
+    public var isComplete: Bool { engine?.limitReached.load(ordering: .acquiring) ?? false }
 
     /// Whether the server went away while the host was running.
     public var isServerLost: Bool { lostFlag.load(ordering: .acquiring) }

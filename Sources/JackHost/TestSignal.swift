@@ -2,7 +2,7 @@ import Foundation
 
 /// Signals the built-in ``TestSignalSource`` plays, and the reference values tests compare against.
 public enum TestSignal: Sendable, Equatable {
-    /// A distinct sine per channel: channel c (0-based) plays `baseFrequency * (c + 1)` Hz.
+    /// A distinct sine per channel: channel c (0-based) plays `baseFrequency * (1 + c % 80)` Hz.
     case tones(baseFrequency: Double, amplitude: Float)
     /// A full-period sine of one frequency and amplitude on every channel.
     case sine(frequency: Double, amplitude: Float)
@@ -113,7 +113,7 @@ final class SignalState: @unchecked Sendable {
             case .sequence:
                 for i in 0..<count { out[i] = TestSignal.sequenceValue(channel: channel, frame: frame + i) }
             case .tones(let base, let amplitude):
-                let step = 2 * Double.pi * base * Double(channel + 1) / sampleRate
+                let step = 2 * Double.pi * base * Double(1 + channel % 80) / sampleRate
                 for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
             case .sine(let frequency, let amplitude):
                 let step = 2 * Double.pi * frequency / sampleRate

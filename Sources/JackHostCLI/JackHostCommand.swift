@@ -1,1 +1,116 @@
-public enum JackHostCommand { public static func main() {} }
+import CSignals
+import Foundation
+import JackHost
+
+/// The `jackhost` command: parses arguments and hands off to a subcommand.
+public enum JackHostCommand {
+    /// Runs with the process's arguments and exits with the documented status.
+    public static func main() -> Never {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        exit(run(arguments).rawValue)
+    }
+
+    /// Runs a command line (without the program name) and returns its exit status.
+    public static func run(_ arguments: [String]) -> ExitStatus {
+        guard let command = arguments.first else {
+            printError("no command given; try `jackhost record take.wav`, `jackhost info` or `jackhost --help`")
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "--help", "-h", "help":
+                print(CommandTables.overview)
+                return .success
+            case "--version", "-V":
+                print("jackhost \(jackhostVersion)")
+                return .success
+            case "info":
+                return try InfoCommand.run(rest)
+            case "record", "meter", "stream", "run":
+                return try CaptureCommand.run(command: command, arguments: rest)
+            default:
+                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream or run (see `jackhost --help`)")
+            }
+        } catch let error as UsageError {
+            printError(error.message)
+            return .usage
+        } catch {
+            printError(String(describing: error))
+            return .failure
+        }
+    }
+}
+
+/// Prints `jackhost: MESSAGE` to stderr, the one line every failure gets.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("jackhost: \(message)\n".utf8))
+}
+
+/// Prints a note to stderr (not an error).
+func printNote(_ message: String) {
+    FileHandle.standardError.write(Data("jackhost: \(message)\n".utf8))
+}
+
+/// `jackhost info`: the session, for people or as JSON.
+enum InfoCommand {
+    static func run(_ arguments: [String]) throws -> ExitStatus {
+        let parsed = try parseArguments(arguments, options: CommandTables.info, command: "info")
+        if parsed.has("help") {
+            print(CommandTables.usage("info", synopsis: "[--server NAME] [--json]",
+                                      summary: "Print what the JACK server reports: the AVAudioSession analog.",
+                                      options: CommandTables.info))
+            return .success
+        }
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost info`") }
+        let embedded = try EmbeddedServer.startIfRequested(parsed.has("embedded-server"), channels: 4)
+        defer { embedded?.stop() }
+        let session = try AudioSessionInfo.query(server: embedded?.server.name ?? parsed.value("server"))
+        if parsed.has("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(session), as: UTF8.self))
+        } else {
+            print("""
+            sample rate:       \(Int(session.sampleRate)) Hz
+            buffer:            \(session.bufferFrames) frames (\(String(format: "%.2f", session.ioBufferDuration * 1000)) ms)
+            input channels:    \(session.inputNumberOfChannels)
+            input latency:     \(session.inputLatencyFrames) frames (\(String(format: "%.2f", session.inputLatency * 1000)) ms)
+            capture ports:     \(session.capturePorts.joined(separator: " "))
+            """)
+        }
+        return .success
+    }
+}
+
+/// A private dummy server plus a test-tone client, for first use without JACK set up.
+final class EmbeddedServer {
+    let server: PrivateJACKServer
+    private(set) var tone: TestSignalSource?
+
+    private init(server: PrivateJACKServer) { self.server = server }
+
+    /// Starts a server when `requested`; otherwise returns nil.
+    static func startIfRequested(_ requested: Bool, channels: Int) throws -> EmbeddedServer? {
+        guard requested else { return nil }
+        let server = PrivateJACKServer(name: "jackhost-embedded-\(getpid())", captureChannels: channels)
+        try server.start()
+        printNote("started a private dummy JACK server \"\(server.name)\" with \(channels) capture channels; it stops when jackhost exits")
+        return EmbeddedServer(server: server)
+    }
+
+    /// Plays a distinct tone on each channel into `inputs`.
+    func playTones(into inputs: [String]) throws {
+        let tone = try TestSignalSource(name: "jackhost-tones", server: server.name, channels: inputs.count,
+                                        signal: .tones(baseFrequency: 220, amplitude: 0.5))
+        try tone.connect(to: inputs)
+        self.tone = tone
+    }
+
+    /// Stops the tone and the server.
+    func stop() {
+        tone?.stop()
+        tone = nil
+        server.stop()
+    }
+}

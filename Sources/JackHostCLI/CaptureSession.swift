@@ -1,0 +1,120 @@
+import CSignals
+import Foundation
+import JackHost
+import JackHostConsumers
+
+/// Wires a ``CapturePlan`` together: server, host, consumers, the wait, and the report.
+final class CaptureSession {
+    let plan: CapturePlan
+
+    init(plan: CapturePlan) { self.plan = plan }
+
+    func run() throws -> ExitStatus {
+        csignals_install_stop_handlers()
+        setenv("JACK_NO_START_SERVER", "1", 1)
+
+        // First use: no server and none named, so bring a private one with test tones.
+        let wantsEmbedded = plan.embedded || (plan.server == nil && !PrivateJACKServer.isRunning(nil))
+        if !plan.embedded && wantsEmbedded {
+            printNote("no JACK server is running; using a private dummy server with a test tone per channel (pass --server NAME to use a real one)")
+        }
+        let embedded = try EmbeddedServer.startIfRequested(wantsEmbedded, channels: plan.channels ?? 4)
+        defer { embedded?.stop() }
+        let serverName = embedded?.server.name ?? plan.server
+
+        // Reports go to stdout unless the audio stream uses it.
+        let reportDescriptor: Int32 = plan.stream && plan.streamPath == nil ? STDERR_FILENO : STDOUT_FILENO
+
+        var configuration = CaptureHost.Configuration(clientName: plan.clientName, serverName: serverName,
+                                                      channelCount: plan.channels, connections: plan.connections)
+        if let duration = plan.duration {
+            // The sample rate is only known once connected; ask the server first.
+            let session = try AudioSessionInfo.query(server: serverName, clientName: "\(plan.clientName)-probe")
+            configuration.frameLimit = Int((duration * session.sampleRate).rounded())
+        }
+        let host = CaptureHost(configuration: configuration)
+
+        let meter = plan.meter ? LevelMeter() : nil
+        if let meter { host.add(realtime: meter) }
+        let recorder = plan.recordPath.map {
+            Recorder(path: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split)
+        }
+        if let recorder { host.add(deferred: recorder, ringSeconds: 4) }
+        var stream: StreamWriter?
+        if plan.stream {
+            if let path = plan.streamPath {
+                stream = try StreamWriter(path: path, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
+            } else {
+                stream = StreamWriter(descriptor: STDOUT_FILENO, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
+            }
+            host.add(deferred: stream!)
+        }
+
+        try host.start()
+        for failure in host.connectionFailures { printError("warning: \(failure)") }
+        if let embedded { try embedded.playTones(into: host.inputPortNames) }
+        if !plan.quiet, let session = host.session {
+            printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")")
+        }
+
+        let display = meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
+        display?.counters = { [host] in
+            let stats = host.statistics
+            return .init(droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns)
+        }
+        display?.start()
+
+        var status = ExitStatus.success
+        var reportedFailure = false
+        while true {
+            if csignals_stop_requests() > 0 { break }
+            if host.isComplete { break }
+            if host.isServerLost {
+                printError(JackError.serverLost(reason: "the server shut down").description)
+                status = .serverLost
+                break
+            }
+            if let stream, stream.readerClosed { break }
+            if let failure = recorder?.failure, !reportedFailure {
+                printError(failure.description)
+                reportedFailure = true
+                if meter == nil && stream == nil { break }
+            }
+            usleep(20_000)
+        }
+
+        display?.stop()
+        host.stop()
+        let stats = host.statistics
+
+        if let failure = recorder?.failure {
+            if !reportedFailure { printError(failure.description) }
+            status = status == .success ? .failure : status
+        }
+        if let failure = stream?.failure {
+            printError(failure)
+            status = status == .success ? .failure : status
+        }
+        let dropped = stats.consumers.map(\.droppedFrames).max() ?? 0
+        if let meter, !plan.quiet {
+            write(MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: dropped, xruns: stats.xruns)),
+                  to: reportDescriptor)
+        }
+        if let recorder, !plan.quiet {
+            let rate = host.session?.sampleRate ?? 48000
+            let seconds = String(format: "%.3f", Double(recorder.framesWritten) / rate)
+            let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
+            write("recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
+                  to: reportDescriptor)
+        }
+        if stats.xruns > 0 || dropped > 0 {
+            printNote("xruns: \(stats.xruns), dropped frames: \(dropped)")
+        }
+        return status
+    }
+
+    private func write(_ text: String, to descriptor: Int32) {
+        let handle = descriptor == STDERR_FILENO ? FileHandle.standardError : FileHandle.standardOutput
+        handle.write(Data(text.utf8))
+    }
+}

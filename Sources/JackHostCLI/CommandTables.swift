@@ -1,0 +1,115 @@
+import Foundation
+
+/// Exit statuses of `jackhost`, documented in `--help` and the README.
+public enum ExitStatus: Int32, Sendable {
+    /// Everything worked.
+    case success = 0
+    /// A runtime failure: no server, a failed write, a plugin that failed later.
+    case failure = 1
+    /// A usage error: unknown option or subcommand, missing or invalid value.
+    case usage = 2
+    /// The JACK server went away during the run.
+    case serverLost = 3
+}
+
+/// The version `jackhost --version` prints.
+public let jackhostVersion = "0.1.0"
+
+/// Option tables and help texts for every subcommand.
+enum CommandTables {
+    static let help = OptionSpec("help", short: "h", help: "show this help and exit")
+
+    static let server: [OptionSpec] = [
+        OptionSpec("server", short: "s", value: "NAME", help: "JACK server to use (default: $JACK_DEFAULT_SERVER or \"default\")"),
+        OptionSpec("embedded-server", help: "start a private dummy jackd with a test tone on each channel, and stop it at exit"),
+    ]
+
+    static let host: [OptionSpec] = server + [
+        OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name (default: jackhost)"),
+        OptionSpec("channels", short: "c", value: "N", help: "number of inputs, 1-1024 (default: the server's physical capture ports)"),
+        OptionSpec("connect", value: "PATTERN", repeatable: true,
+                   help: "connect ports matching PATTERN (exact name or regex) to in_1, in_2, ... instead of system capture"),
+        OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
+        OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio (default: until interrupted)"),
+        OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
+    ]
+
+    static let recordOptions: [OptionSpec] = [
+        OptionSpec("format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file name, else wav)"),
+        OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
+        OptionSpec("split", value: "SIZE|DURATION", help: "start a new numbered file every SIZE (e.g. 2G, 500M) or DURATION (e.g. 30s, 10m, 1h)"),
+    ]
+
+    static let streamOptions: [OptionSpec] = [
+        OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24, s16 or 8.24 (default: f32)"),
+        OptionSpec("interleaved", short: "i", help: "write frames interleaved (L R L R ...); default is one block per channel"),
+        OptionSpec("output", short: "o", value: "PATH", help: "write to a FIFO or file instead of stdout"),
+    ]
+
+    static let info: [OptionSpec] = server + [
+        OptionSpec("json", help: "print JSON with the keys sampleRate, bufferFrames, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts"),
+        help,
+    ]
+    static let record: [OptionSpec] = host + recordOptions + [
+        OptionSpec("meter", help: "show meters even when stdout is not a terminal"),
+        OptionSpec("no-meter", help: "do not show meters"),
+        help,
+    ]
+    static let meter: [OptionSpec] = host + [
+        OptionSpec("interval", value: "SECONDS", help: "seconds between plain meter lines when stdout is not a terminal (default: 1)"),
+        help,
+    ]
+    static let stream: [OptionSpec] = host + streamOptions + [help]
+    static let run: [OptionSpec] = host + [
+        OptionSpec("record", short: "r", value: "FILE", help: "record to FILE"),
+        OptionSpec("format", short: "f", value: "CONTAINER", help: "container for --record (see `jackhost record --help`)"),
+        OptionSpec("record-sample-format", value: "FMT", help: "sample format for --record: f32, s32, s24 or s16"),
+        OptionSpec("split", value: "SIZE|DURATION", help: "split --record files by size or duration"),
+        OptionSpec("meter", short: "m", help: "show meters and print a summary at exit"),
+        OptionSpec("stream", help: "stream raw audio to stdout (or --output)"),
+        OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
+        OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
+        OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
+        help,
+    ]
+
+    static let exitStatuses = """
+    Exit status:
+      0  success
+      1  runtime failure (no server, write error, lost frames to a failed disk)
+      2  usage error (unknown option, bad value, unwritable path)
+      3  the JACK server went away during the run
+    """
+
+    static let overview = """
+    jackhost \(jackhostVersion): capture multichannel audio from JACK and hand it to consumers.
+
+    Usage: jackhost COMMAND [OPTIONS]
+
+    Commands:
+      info            print the session: sample rate, period, capture channels and ports
+      record FILE     record every input to FILE (WAV, RF64, W64, CAF or FLAC)
+      meter           show peak/RMS meters; print a summary at exit
+      stream          write raw samples to stdout or a FIFO
+      run             combine consumers: --record FILE, --meter, --stream
+
+    Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
+    With no JACK server running and no --server given, record, meter, stream and run start
+    a private dummy server with a test tone per channel (as --embedded-server does).
+
+    \(exitStatuses)
+    """
+
+    static func usage(_ command: String, synopsis: String, summary: String, options: [OptionSpec]) -> String {
+        """
+        Usage: jackhost \(command) \(synopsis)
+
+        \(summary)
+
+        Options:
+        \(helpText(for: options))
+
+        \(exitStatuses)
+        """
+    }
+}

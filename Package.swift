@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["JackHost", "JackHostConsumers"]
+            dependencies: ["JackHost", "JackHostConsumers", "CSndFile"]
         ),
     ],
     swiftLanguageModes: [.v6]

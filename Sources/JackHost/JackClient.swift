@@ -283,6 +283,10 @@ public final class JackClient: @unchecked Sendable {
         return (frames, current)
     }
 
+    /// Whether this binary was linked with LLVM's RealtimeSanitizer runtime, which then
+    /// checks every process callback (see docs/REALTIME.md).
+    public static var isRealtimeSanitizerLinked: Bool { cjack_rt_sanitizer_linked() != 0 }
+
     // MARK: Library messages
 
     /// libjack prints to stderr on every failed open ("Cannot connect to server socket ...").

@@ -23,7 +23,8 @@ public enum JackHostCommand {
                 print(CommandTables.overview)
                 return .success
             case "--version", "-V":
-                print("jackhost \(jackhostVersion)")
+                let sanitizer = JackClient.isRealtimeSanitizerLinked ? " (RealtimeSanitizer linked)" : ""
+                print("jackhost \(jackhostVersion)\(sanitizer)")
                 return .success
             case "info":
                 return try InfoCommand.run(rest)

@@ -139,13 +139,15 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .unwritablePath(path: path, reason: "directory \(target) does not exist")
         }
-        if FileManager.default.fileExists(atPath: path) {
-            guard access(path, W_OK) == 0 else {
-                throw .unwritablePath(path: path, reason: String(cString: strerror(errno)))
-            }
-        } else if access(target, W_OK) != 0 {
+        // access(2) says yes to root everywhere, even in /proc; only creating a file tells.
+        // The probe is removed at once, so a run that captures nothing leaves no file.
+        let existed = FileManager.default.fileExists(atPath: path)
+        let probe = existed ? open(path, O_WRONLY | O_CLOEXEC) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard probe >= 0 else {
             throw .unwritablePath(path: path, reason: String(cString: strerror(errno)))
         }
+        close(probe)
+        if !existed { unlink(path) }
     }
 
     /// Checks the format against the container.

@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "CSignals"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost"]),
-        .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers"]),
+        .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
         .testTarget(
             name: "IntegrationTests",

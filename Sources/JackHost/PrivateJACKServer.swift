@@ -54,9 +54,17 @@ public final class PrivateJACKServer: @unchecked Sendable {
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: jackd)
-        process.arguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", String(sampleRate),
-                             "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        let jackdArguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", String(sampleRate),
+                              "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        if let setpriv = PrivateJACKServer.findExecutable("setpriv") {
+            // If this process dies without stopping the server (a crash, SIGKILL), the kernel
+            // kills jackd too: setpriv sets PR_SET_PDEATHSIG and then execs jackd in place.
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--pdeathsig", "KILL", "--", jackd] + jackdArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: jackd)
+            process.arguments = jackdArguments
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
         process.environment = environment

@@ -210,7 +210,10 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
     private func write(_ buffers: AudioBufferListView, offset: Int, frames: Int) {
         guard frames > 0, let format else { return }
         if file == nil { openNextFile(format: format) }
-        guard let file else { return }
+        guard let file else {
+            lostToErrors.add(frames, ordering: .relaxed)
+            return
+        }
         let channels = buffers.channelCount
         ensureScratch(bytes: frames * channels * 4, planarFrames: frames * channels)
         let sources = (0..<channels).map { buffers.channelPointers[$0] + offset }

@@ -1,0 +1,131 @@
+import Foundation
+@testable import JackHost
+@testable import JackHostConsumers
+import XCTest
+
+/// Feeds consumers without a server, by building blocks by hand.
+private func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int = 0, _ body: (AudioBlock) -> Void) {
+    let pointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels.count)
+    let copies = channels.map { channel -> UnsafeMutablePointer<Float> in
+        let copy = UnsafeMutablePointer<Float>.allocate(capacity: max(1, channel.count))
+        copy.initialize(from: channel, count: channel.count)
+        return copy
+    }
+    for (index, copy) in copies.enumerated() { pointers[index] = UnsafePointer(copy) }
+    defer { copies.forEach { $0.deallocate() }; pointers.deallocate() }
+    let view = AudioBufferListView(channels: pointers, channelCount: channels.count, frameCount: channels.first?.count ?? 0)
+    body(AudioBlock(buffers: view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false),
+                    droppedFramesBefore: dropped))
+}
+
+final class LevelMeterTests: XCTestCase {
+    func testMeasureMatchesScalarFormulaIncludingTails() {
+        for count in [0, 1, 7, 8, 9, 63, 64, 67] {
+            let samples = (0..<count).map { Float(sin(Double($0) * 0.37)) * 1.2 }
+            let result = samples.withUnsafeBufferPointer { LevelMeter.measure($0) }
+            XCTAssertEqual(result.peak, samples.map { abs($0) }.max() ?? 0, "count \(count)")
+            XCTAssertEqual(result.sumSquares, samples.reduce(0) { $0 + Double($1 * $1) }, accuracy: 1e-3)
+            XCTAssertEqual(result.clips, samples.filter { abs($0) >= 1 }.count, "count \(count)")
+        }
+    }
+
+    func testSineLevelsAndClips() throws {
+        let meter = LevelMeter()
+        try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        let sine = (0..<4800).map { 0.5 * Float(sin(2 * Double.pi * 1000 * Double($0) / 48000)) }
+        let clipped = (0..<4800).map { $0 % 100 == 0 ? Float(1.0) : 0 }
+        withBlock([sine, clipped]) { meter.process($0) }
+        let snapshot = meter.takeSnapshot()
+        XCTAssertEqual(LevelMeter.dB(snapshot[0].peak), -6.0206, accuracy: 0.001)
+        XCTAssertEqual(LevelMeter.dB(snapshot[0].rms), -9.0309, accuracy: 0.01)
+        XCTAssertEqual(snapshot[1].clips, 48)
+        XCTAssertEqual(meter.takeSnapshot()[0].peak, 0, "taking a snapshot resets the window")
+        XCTAssertEqual(LevelMeter.dB(meter.totals()[0].overallPeak), -6.0206, accuracy: 0.001, "totals persist")
+        let summary = MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: 5, xruns: 2))
+        XCTAssertTrue(summary.contains("in_1"))
+        XCTAssertTrue(summary.contains("-6.02"))
+        XCTAssertTrue(summary.hasPrefix("channel  peak_dBFS  rms_dBFS  clips  dropped  xruns"))
+    }
+}
+
+final class RecorderTests: XCTestCase {
+    var directory: URL!
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: directory) }
+
+    func testDroppedFramesBecomeSilenceAndSplitsAreExact() throws {
+        let path = directory.appendingPathComponent("take.wav").path
+        let recorder = Recorder(path: path, sampleFormat: .int16, split: .seconds(0.01))  // 480 frames per file
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        let ramp = (0..<400).map { Float($0) / 32768 }
+        withBlock([ramp, ramp], sequence: 0) { recorder.consume($0) }
+        withBlock([ramp, ramp], sequence: 2, dropped: 400) { recorder.consume($0) }
+        recorder.finish()
+        XCTAssertEqual(recorder.framesWritten, 1200)
+        XCTAssertEqual(recorder.silenceFramesInserted, 400)
+        XCTAssertEqual(recorder.files, [1, 2, 3].map { Recorder.numberedPath(path, index: $0) })
+        XCTAssertEqual(recorder.files.sorted(), recorder.files, "split names sort in order")
+        var info = SF_INFOProbe.frames(recorder.files)
+        XCTAssertEqual(info, [480, 480, 240])
+        info = []
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "with --split only numbered files exist")
+    }
+
+    func testNothingCapturedLeavesNoFile() throws {
+        let path = directory.appendingPathComponent("empty.wav").path
+        let recorder = Recorder(path: path)
+        try recorder.validate()
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        recorder.finish()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        XCTAssertEqual(recorder.files, [])
+    }
+
+    func testWriteErrorStopsWithTheOSErrorAndCountsLostFrames() throws {
+        let recorder = Recorder(path: "/dev/full", container: .wav, sampleFormat: .float32)
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        let block = [Float](repeating: 0.25, count: 48000)
+        for _ in 0..<4 { withBlock([block, block]) { recorder.consume($0) } }
+        recorder.finish()
+        let failure = try XCTUnwrap(recorder.failure)
+        XCTAssertTrue(failure.description.contains("No space left on device"), failure.description)
+        XCTAssertGreaterThan(recorder.framesLostToErrors, 0)
+        XCTAssertEqual(recorder.framesWritten + recorder.framesLostToErrors, 4 * 48000, "written \(recorder.framesWritten) lost \(recorder.framesLostToErrors)")
+    }
+
+    func testSplitLimitParsing() {
+        XCTAssertEqual(SplitLimit("30s"), .seconds(30))
+        XCTAssertEqual(SplitLimit("10m"), .seconds(600))
+        XCTAssertEqual(SplitLimit("1h"), .seconds(3600))
+        XCTAssertEqual(SplitLimit("500M"), .bytes(500 * 1024 * 1024))
+        XCTAssertEqual(SplitLimit("2G"), .bytes(2 * 1024 * 1024 * 1024))
+        XCTAssertNil(SplitLimit("lots"))
+        XCTAssertNil(SplitLimit("-5s"))
+    }
+
+    func testContainerFormatCombinations() {
+        XCTAssertTrue(AudioContainer.wav.supports(.float32))
+        XCTAssertTrue(AudioContainer.flac.supports(.int24))
+        XCTAssertFalse(AudioContainer.flac.supports(.float32))
+        XCTAssertFalse(AudioContainer.wav.supports(.fixed8_24))
+        XCTAssertEqual(AudioContainer(path: "/a/b.CAF"), .caf)
+        XCTAssertNil(AudioContainer(path: "/a.b/take"))
+    }
+}
+
+import CSndFile
+
+/// Reads frame counts with libsndfile.
+enum SF_INFOProbe {
+    static func frames(_ paths: [String]) -> [Int] {
+        paths.map { path in
+            var info = SF_INFO()
+            guard let file = sf_open(path, Int32(SFM_READ), &info) else { return -1 }
+            sf_close(file)
+            return Int(info.frames)
+        }
+    }
+}

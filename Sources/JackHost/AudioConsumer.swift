@@ -40,7 +40,9 @@ extension AudioConsumer {
 ///   initialised globals and `static let`s (their first access takes a lock);
 /// - make system calls: no file or socket I/O, no `usleep`, no `CommandLine.arguments`.
 ///
-/// Allocate in ``AudioConsumer/prepare(format:)`` and publish results through the
+/// Allocate in ``AudioConsumer/prepare(format:)``, and call your processing code once
+/// there too: the first use of a generic type (SIMD masks, for example) instantiates its
+/// metadata under a runtime lock. Publish results through the
 /// `Synchronization` module's `Atomic` types. The view is valid only during the
 /// call; never keep it or write into it. Builds linked with RealtimeSanitizer
 /// report any violation (see docs/REALTIME.md).

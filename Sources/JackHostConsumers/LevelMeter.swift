@@ -60,6 +60,11 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
         channelCount = format.channelCount
         self.format = format
+        // The first call into generic SIMD code instantiates type metadata under a runtime
+        // lock (RealtimeSanitizer caught this in debug builds). Measuring once here, off the
+        // real-time thread, fills those caches before the process callback needs them.
+        let warmUp = [Float](repeating: 0, count: 17)
+        _ = warmUp.withUnsafeBufferPointer { LevelMeter.measure($0) }
     }
 
     /// **Real-time.** Measures one block.

@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "JackHost", targets: ["JackHost"]),
         .library(name: "JackHostConsumers", targets: ["JackHostConsumers"]),
+        .library(name: "JackHostPluginSDK", targets: ["JackHostPluginSDK"]),
+        .library(name: "JackHostPlugins", targets: ["JackHostPlugins"]),
         .executable(name: "jackhost", targets: ["jackhost"]),
     ],
     targets: [
@@ -30,15 +32,22 @@ let package = Package(
         .target(name: "JackHost", dependencies: ["CJack"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile"]),
+        // The versioned C plugin interface: the only thing a plugin and the host share.
+        .target(name: "CJackHostPlugin"),
+        // For plugin authors: export a Swift consumer through the C interface in one line, and a test driver.
+        .target(name: "JackHostPluginSDK", dependencies: ["JackHost", "CJackHostPlugin", "CSndFile"]),
+        // For the host: load plugins by path and adapt them to consumers.
+        .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
         // The command-line front end: argument parsing and the subcommands' wiring.
-        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "CSignals"]),
+        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSignals"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
+        .testTarget(name: "JackHostPluginTests", dependencies: ["JackHostPlugins", "JackHostPluginSDK", "CJackHostPlugin"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["JackHost", "JackHostConsumers", "CSndFile"]
+            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSndFile"]
         ),
     ],
     swiftLanguageModes: [.v6]

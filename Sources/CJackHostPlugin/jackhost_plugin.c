@@ -1,0 +1,1 @@
+#include "jackhost_plugin.h"

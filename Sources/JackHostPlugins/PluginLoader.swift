@@ -1,0 +1,2 @@
+// Placeholder until the loader lands.
+import JackHost

@@ -17,8 +17,10 @@ public protocol AudioConsumer: AnyObject {
     /// Called once, after the last block, on the thread that stops the host.
     func finish()
 
-    /// Called on an ordinary (non-real-time) thread when the session changes:
-    /// xruns, buffer-size changes, server loss. The default does nothing.
+    /// Called on the host's monitor thread (never the real-time thread) when the session
+    /// changes: xruns, buffer-size changes, server loss and return. `serverLost` arrives
+    /// while no block is in flight; other events may arrive while a deferred consumer is
+    /// in `consume`, so act on them through atomics. The default does nothing.
     func handle(_ event: AudioSessionEvent)
 }
 
@@ -74,8 +76,14 @@ public enum AudioSessionEvent: Sendable, Equatable {
     case bufferSizeChanged(frames: Int)
     /// The server's sample rate changed.
     case sampleRateChanged(Double)
-    /// The server went away; no more blocks arrive until it returns.
+    /// The server went away; no more blocks arrive until it returns. Delivered after
+    /// every block captured before the loss was consumed.
     case serverLost
+    /// The host reconnected to a server after a loss; blocks flow again.
+    case serverRestored
+    /// The number of inputs changed (automatic channel mode after a reconnect); consumers
+    /// were finished and prepared again with the new format before this event.
+    case routeChanged(channelCount: Int)
 }
 
 /// A deferred consumer built from closures: the quickest way to tap the inputs.

@@ -31,6 +31,8 @@ final class CaptureEngine: @unchecked Sendable {
     let capturedFrames = Atomic<Int>(0)
     /// Xruns reported by the server, excluding those around freewheel transitions.
     let xruns = Atomic<Int>(0)
+    /// Set by the port-connect callback; the monitor thread re-reads connections.
+    let connectionsChanged = Atomic<Bool>(false)
     /// Set by the shutdown callback when the server goes away.
     let serverLost = Atomic<Bool>(false)
     /// Whether the server is freewheeling.
@@ -149,6 +151,11 @@ final class CaptureEngine: @unchecked Sendable {
         }, context: context)
         client.setFreewheelCallback({ starting, context in
             Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleFreewheel(starting: starting != 0)
+        }, context: context)
+        // Notification thread: only flag it; the monitor thread queries the graph.
+        client.setPortConnectCallback({ _, _, _, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                .connectionsChanged.store(true, ordering: .releasing)
         }, context: context)
         // The client is dead when this runs: only signal; the host's monitor thread cleans up.
         client.setShutdownCallback({ _, _, context in

@@ -39,6 +39,11 @@ public final class CaptureHost: @unchecked Sendable {
         public var connections: Connections
         /// Seconds of audio each deferred consumer's ring holds before it drops.
         public var deferredRingSeconds: Double
+        /// After losing the server, reconnect with backoff (0.1 s doubling to 2 s) and restore
+        /// ports and connections; when false, ``CaptureHost/isServerLost`` turns true instead.
+        public var reconnect: Bool
+        /// How long, after a reconnect, to keep retrying connections whose source has not reappeared.
+        public var restoreTimeout: Double
         /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
         /// turns true). Nil delivers until ``CaptureHost/stop()``.
         public var frameLimit: Int?
@@ -46,7 +51,9 @@ public final class CaptureHost: @unchecked Sendable {
         /// Creates a configuration; every parameter has a sensible default.
         public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
                     connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
-                    frameLimit: Int? = nil) {
+                    frameLimit: Int? = nil, reconnect: Bool = false, restoreTimeout: Double = 10) {
+            self.reconnect = reconnect
+            self.restoreTimeout = restoreTimeout
             self.frameLimit = frameLimit
             self.clientName = clientName
             self.serverName = serverName
@@ -58,26 +65,41 @@ public final class CaptureHost: @unchecked Sendable {
 
     /// The configuration the host was created with.
     public let configuration: Configuration
-    /// The session as read when the host started.
-    public private(set) var session: AudioSessionInfo?
-    /// The format consumers were prepared with.
-    public private(set) var format: StreamFormat?
+    /// The session as read when the host (re)connected.
+    public var session: AudioSessionInfo? { lock.withLock { current?.session } }
+    /// The format consumers are prepared with.
+    public var format: StreamFormat? { lock.withLock { current?.format ?? lastFormat } }
     /// Full names of the host's input ports, in order.
-    public private(set) var inputPortNames: [String] = []
-    /// Connections that failed after activation, each with its reason.
-    public private(set) var connectionFailures: [JackError] = []
+    public var inputPortNames: [String] { lock.withLock { current?.portNames ?? [] } }
+    /// Connections that failed, each with its reason (initial wiring and restores after a reconnect).
+    public var connectionFailures: [JackError] { lock.withLock { failures } }
     /// Called on the host's monitor thread for every session event (after consumers are told).
     public var onEvent: (@Sendable (AudioSessionEvent) -> Void)?
 
     private var realtimeConsumers: [any RealtimeAudioConsumer] = []
     private var deferredConsumers: [(consumer: any DeferredAudioConsumer, ringSeconds: Double?)] = []
-    private var client: JackClient?
-    private var engine: CaptureEngine?
-    private var runners: [DeferredConsumerRunner] = []
+    private var allConsumers: [any AudioConsumer] {
+        realtimeConsumers as [any AudioConsumer] + deferredConsumers.map { $0.consumer }
+    }
+
+    /// Guards `current`, `failures`, the retired counters and `lastFormat`.
+    private let lock = NSLock()
+    private var current: LiveSession?
+    private var failures: [JackError] = []
+    private var lastFormat: StreamFormat?
+    private var retired = CaptureStatistics()
+    private var retiredConsumers: [String: (delivered: Int, dropped: Int)] = [:]
+    private var started = false
+
     private var monitor: Thread?
     private let monitorStop = Atomic<Bool>(false)
     private let monitorDone = DispatchSemaphore(value: 0)
     private let lostFlag = Atomic<Bool>(false)
+    private let reconnections = Atomic<Int>(0)
+    /// Each input's sources at the last check, restored after a reconnect (monitor thread).
+    private var knownConnections: [[String]] = []
+    /// Connections still to restore after a reconnect, retried until they appear (monitor thread).
+    private var pendingRestores: [(source: String, destination: String, deadline: Date)] = []
 
     /// Creates a host; nothing touches JACK until ``start()``.
     public init(configuration: Configuration = Configuration()) {
@@ -110,75 +132,73 @@ public final class CaptureHost: @unchecked Sendable {
     /// is touched. Connections that fail after activation do not throw; they are listed in
     /// ``connectionFailures``.
     public func start() throws {
-        precondition(client == nil, "CaptureHost.start() called twice")
+        precondition(!started, "CaptureHost.start() called twice")
         let client = try JackClient(name: configuration.clientName, server: configuration.serverName)
-        var registered: [JackPort] = []
         var prepared: [any AudioConsumer] = []
         do {
             let session = AudioSessionInfo(client: client)
-            let channels = configuration.channelCount ?? session.inputNumberOfChannels
-            if configuration.channelCount == nil && channels == 0 {
-                throw JackError.noCapturePorts(server: configuration.serverName)
-            }
-            guard (1...JackError.maximumChannelCount).contains(channels) else {
-                throw JackError.invalidChannelCount(channels)
-            }
+            let channels = try channelCount(for: session)
             let sources = try resolveSources(client: client, session: session, channels: channels)
             let format = StreamFormat(sampleRate: session.sampleRate, channelCount: channels)
-            for consumer in realtimeConsumers as [any AudioConsumer] + deferredConsumers.map({ $0.consumer }) {
-                do {
-                    try consumer.prepare(format: format)
-                } catch {
-                    throw CaptureHostError.consumerRejectedFormat(consumer: consumer.consumerName,
-                                                                  reason: String(describing: error))
-                }
+            for consumer in allConsumers {
+                try prepare(consumer, format: format)
                 prepared.append(consumer)
             }
-            for index in 1...channels {
-                let port = try client.registerAudioInput(named: "in_\(index)")
-                registered.append(port)
-                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(index)")
-                client.setProperty(on: port, key: JackClient.orderKey, value: String(index), type: JackClient.integerType)
+            let live = try LiveSession.open(client: client, session: session, format: format, host: self)
+            lock.withLock {
+                current = live
+                lastFormat = format
             }
-            // Poll at a quarter period, clamped to 0.5 ms ... 5 ms.
-            let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
-            let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
-            let runners = deferredConsumers.map { entry in
-                let seconds = entry.ringSeconds ?? configuration.deferredRingSeconds
-                let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
-                return DeferredConsumerRunner(consumer: entry.consumer, channelCount: channels,
-                                              ringFrames: frames, pollMicroseconds: poll)
-            }
-            let engine = CaptureEngine(client: client, ports: registered, realtime: realtimeConsumers, deferred: runners,
-                                       frameLimit: configuration.frameLimit ?? .max)
-            engine.installCallbacks()
-            runners.forEach { $0.startWorker() }
-            self.client = client
-            self.engine = engine
-            self.runners = runners
-            self.session = session
-            self.format = format
-            self.inputPortNames = registered.map { client.fullName(of: $0) }
-            do {
-                try client.activate()
-            } catch {
-                runners.forEach { $0.stopWorker() }
-                throw error
-            }
-            connectionFailures = []
-            for (index, source) in sources.enumerated() where index < inputPortNames.count {
-                do { try client.connect(source, to: inputPortNames[index]) } catch { connectionFailures.append(error) }
-            }
+            connect(sources.enumerated().filter { $0.offset < channels }.map { ($0.element, live.portNames[$0.offset]) },
+                    using: live)
+            knownConnections = live.snapshotConnections()
+            started = true
             startMonitor()
         } catch {
             prepared.forEach { $0.finish() }
-            registered.forEach { client.unregister($0) }
             client.close()
-            self.client = nil
-            self.engine = nil
-            self.runners = []
             throw error
         }
+    }
+
+    private func channelCount(for session: AudioSessionInfo) throws(JackError) -> Int {
+        let channels = configuration.channelCount ?? session.inputNumberOfChannels
+        if configuration.channelCount == nil && channels == 0 {
+            throw JackError.noCapturePorts(server: configuration.serverName)
+        }
+        guard (1...JackError.maximumChannelCount).contains(channels) else {
+            throw JackError.invalidChannelCount(channels)
+        }
+        return channels
+    }
+
+    private func prepare(_ consumer: any AudioConsumer, format: StreamFormat) throws {
+        do {
+            try consumer.prepare(format: format)
+        } catch {
+            throw CaptureHostError.consumerRejectedFormat(consumer: consumer.consumerName, reason: String(describing: error))
+        }
+    }
+
+    /// Builds the per-session deferred runners (rings sized for this session's format).
+    fileprivate func makeRunners(session: AudioSessionInfo, channels: Int) -> [DeferredConsumerRunner] {
+        // Poll at a quarter period, clamped to 0.5 ms ... 5 ms.
+        let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
+        let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
+        return deferredConsumers.map { entry in
+            let seconds = entry.ringSeconds ?? configuration.deferredRingSeconds
+            let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
+            return DeferredConsumerRunner(consumer: entry.consumer, channelCount: channels,
+                                          ringFrames: frames, pollMicroseconds: poll)
+        }
+    }
+
+    fileprivate var realtimeConsumerList: [any RealtimeAudioConsumer] { realtimeConsumers }
+
+    /// Frames still to deliver under ``Configuration/frameLimit`` (`Int.max` without a limit).
+    fileprivate var remainingFrameLimit: Int {
+        guard let limit = configuration.frameLimit else { return .max }
+        return max(0, limit - lock.withLock { retired.capturedFrames })
     }
 
     /// Finds the output ports that feed the inputs, before anything is registered.
@@ -204,69 +224,121 @@ public final class CaptureHost: @unchecked Sendable {
         }
     }
 
+    /// Connects pairs, recording each failure by name.
+    private func connect(_ pairs: [(String, String)], using live: LiveSession) {
+        for (source, destination) in pairs {
+            do { try live.client.connect(source, to: destination) } catch { lock.withLock { failures.append(error) } }
+        }
+    }
+
     /// Stops delivery, drains every deferred consumer's ring, calls `finish()` on every
     /// consumer, and closes the client. Safe to call more than once.
     public func stop() {
-        guard let client else { return }
+        guard started else { return }
+        started = false
         stopMonitor()
-        if !lostFlag.load(ordering: .acquiring) { client.deactivate() }
-        runners.forEach { $0.stopWorker() }
-        realtimeConsumers.forEach { $0.finish() }
-        deferredConsumers.forEach { $0.consumer.finish() }
-        client.close()
-        self.client = nil
+        if let live = lock.withLock({ current }) {
+            retire(live, serverAlive: !live.engine.serverLost.load(ordering: .acquiring))
+        }
+        allConsumers.forEach { $0.finish() }
+    }
+
+    /// Ends a live session: deactivates (if the server is still there), drains the workers,
+    /// folds its counters into the totals, and closes the client.
+    private func retire(_ live: LiveSession, serverAlive: Bool) {
+        if serverAlive { live.client.deactivate() }
+        live.runners.forEach { $0.stopWorker() }
+        let stats = live.statistics()
+        lock.withLock {
+            retired.cycles += stats.cycles
+            retired.capturedFrames += stats.capturedFrames
+            retired.xruns += stats.xruns
+            for consumer in stats.consumers {
+                let previous = retiredConsumers[consumer.name] ?? (0, 0)
+                retiredConsumers[consumer.name] = (previous.delivered + consumer.deliveredFrames,
+                                                   previous.dropped + consumer.droppedFrames)
+            }
+            current = nil
+        }
+        live.client.close()
     }
 
     /// Whether ``Configuration/frameLimit`` frames have been delivered.
-    public var isComplete: Bool { engine?.limitReached.load(ordering: .acquiring) ?? false }
-
-    /// Whether the server went away while the host was running.
-    public var isServerLost: Bool { lostFlag.load(ordering: .acquiring) }
-
-    /// Counters since ``start()``.
-    public var statistics: CaptureStatistics {
-        guard let engine else { return CaptureStatistics() }
-        return CaptureStatistics(
-            cycles: engine.cycles.load(ordering: .relaxed),
-            capturedFrames: engine.capturedFrames.load(ordering: .relaxed),
-            xruns: engine.xruns.load(ordering: .relaxed),
-            connectionFailures: connectionFailures.count,
-            consumers: runners.map {
-                .init(name: $0.consumer.consumerName,
-                      deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
-                      droppedFrames: $0.droppedFrames.load(ordering: .relaxed))
-            })
+    public var isComplete: Bool {
+        guard configuration.frameLimit != nil else { return false }
+        return lock.withLock { current?.engine.limitReached.load(ordering: .acquiring) ?? false }
+            || remainingFrameLimit == 0
     }
 
-    /// The client the host runs on, for queries such as connections. Nil when stopped.
-    public var jackClient: JackClient? { client }
+    /// Whether the server went away and the host gave up on it (no reconnect configured).
+    public var isServerLost: Bool { lostFlag.load(ordering: .acquiring) }
 
-    // MARK: Monitor (ordinary thread)
+    /// How many times the host reconnected after losing the server.
+    public var reconnectCount: Int { reconnections.load(ordering: .relaxed) }
 
-    /// Watches the engine's flags and turns them into events for consumers, off the real-time thread.
+    /// Counters since ``start()``, summed over every reconnection.
+    public var statistics: CaptureStatistics {
+        lock.withLock {
+            var total = retired
+            total.connectionFailures = failures.count
+            let live = current?.statistics()
+            if let live {
+                total.cycles += live.cycles
+                total.capturedFrames += live.capturedFrames
+                total.xruns += live.xruns
+            }
+            let names = deferredConsumers.map { $0.consumer.consumerName }
+            total.consumers = names.map { name in
+                let previous = retiredConsumers[name] ?? (0, 0)
+                let now = live?.consumers.first { $0.name == name }
+                return .init(name: name, deliveredFrames: previous.delivered + (now?.deliveredFrames ?? 0),
+                             droppedFrames: previous.dropped + (now?.droppedFrames ?? 0))
+            }
+            return total
+        }
+    }
+
+    /// The client the host runs on, for queries such as connections. Nil when stopped or disconnected.
+    public var jackClient: JackClient? { lock.withLock { current?.client } }
+
+    // MARK: Monitor and supervisor (ordinary thread)
+
+    /// Watches the engine's flags and turns them into events, tracks connections, and
+    /// handles server loss: it closes the dead client, drains and tells consumers, and
+    /// (with ``Configuration/reconnect``) reconnects with backoff.
     private func startMonitor() {
-        guard let engine else { return }
         monitorStop.store(false, ordering: .relaxed)
-        let consumers = UncheckedSendable(realtimeConsumers as [any AudioConsumer] + deferredConsumers.map { $0.consumer })
         let thread = Thread { [self] in
             var lastXruns = 0
-            var lastBufferSize = engine.bufferSize.load(ordering: .relaxed)
-            var lastRate = engine.sampleRate.load(ordering: .relaxed)
-            func emit(_ event: AudioSessionEvent) {
-                consumers.value.forEach { $0.handle(event) }
-                self.onEvent?(event)
-            }
+            var lastBufferSize = 0
+            var lastRate = 0
+            var watched: ObjectIdentifier?
             while !monitorStop.load(ordering: .acquiring) {
-                if engine.serverLost.load(ordering: .acquiring) && !lostFlag.load(ordering: .relaxed) {
-                    lostFlag.store(true, ordering: .releasing)
-                    emit(.serverLost)
+                guard let live = lock.withLock({ current }) else { break }
+                let engine = live.engine
+                if watched != ObjectIdentifier(engine) {
+                    watched = ObjectIdentifier(engine)
+                    lastXruns = 0
+                    lastBufferSize = engine.bufferSize.load(ordering: .relaxed)
+                    lastRate = engine.sampleRate.load(ordering: .relaxed)
+                }
+                if engine.serverLost.load(ordering: .acquiring) {
+                    if !handleServerLoss(live) { break }
+                    continue
                 }
                 let xruns = engine.xruns.load(ordering: .relaxed)
-                if xruns != lastXruns { lastXruns = xruns; emit(.xrun(total: xruns)) }
+                if xruns != lastXruns {
+                    lastXruns = xruns
+                    emit(.xrun(total: statistics.xruns))
+                }
                 let size = engine.bufferSize.load(ordering: .relaxed)
                 if size != lastBufferSize { lastBufferSize = size; emit(.bufferSizeChanged(frames: size)) }
                 let rate = engine.sampleRate.load(ordering: .relaxed)
                 if rate != lastRate { lastRate = rate; emit(.sampleRateChanged(Double(rate))) }
+                if engine.connectionsChanged.exchange(false, ordering: .acquiring) {
+                    knownConnections = live.snapshotConnections()
+                }
+                retryPendingRestores(live)
                 usleep(20_000)
             }
             monitorDone.signal()
@@ -276,11 +348,168 @@ public final class CaptureHost: @unchecked Sendable {
         thread.start()
     }
 
+    private func emit(_ event: AudioSessionEvent) {
+        allConsumers.forEach { $0.handle(event) }
+        onEvent?(event)
+    }
+
+    /// Returns false when the monitor should exit (no reconnect, or stop requested).
+    private func handleServerLoss(_ live: LiveSession) -> Bool {
+        let restore = knownConnections
+        retire(live, serverAlive: false)
+        // Workers are drained: consumers see the event with no block in flight.
+        emit(.serverLost)
+        guard configuration.reconnect else {
+            lostFlag.store(true, ordering: .releasing)
+            return false
+        }
+        var delay = 0.1
+        while !monitorStop.load(ordering: .acquiring) {
+            if let client = try? JackClient(name: configuration.clientName, server: configuration.serverName) {
+                if reopen(client: client, restoring: restore) { return true }
+            }
+            var waited = 0.0
+            while waited < delay && !monitorStop.load(ordering: .acquiring) { usleep(20_000); waited += 0.02 }
+            delay = min(delay * 2, 2.0)
+        }
+        return false
+    }
+
+    /// Rebuilds the session on a fresh client after a server loss.
+    private func reopen(client: JackClient, restoring restore: [[String]]) -> Bool {
+        let session = AudioSessionInfo(client: client)
+        guard let channels = try? channelCount(for: session) else {
+            client.close()
+            return false
+        }
+        let format = StreamFormat(sampleRate: session.sampleRate, channelCount: channels)
+        let previous = lock.withLock { lastFormat }
+        if previous != format {
+            // A different rate or channel count: consumers start over with the new format
+            // (the recorder rotates to a new file), like a route change on iOS.
+            allConsumers.forEach { $0.finish() }
+            do {
+                for consumer in allConsumers { try prepare(consumer, format: format) }
+            } catch {
+                lock.withLock { failures.append(.serverLost(reason: "after reconnecting: \(error)")) }
+                client.close()
+                lostFlag.store(true, ordering: .releasing)
+                monitorStop.store(true, ordering: .releasing)
+                return false
+            }
+            if previous?.channelCount != channels { emit(.routeChanged(channelCount: channels)) }
+        }
+        guard let live = try? LiveSession.open(client: client, session: session, format: format, host: self) else {
+            client.close()
+            return false
+        }
+        lock.withLock {
+            current = live
+            lastFormat = format
+        }
+        let deadline = Date().addingTimeInterval(configuration.restoreTimeout)
+        pendingRestores = []
+        for (index, sources) in restore.enumerated() where index < live.portNames.count {
+            for source in sources { pendingRestores.append((source, live.portNames[index], deadline)) }
+        }
+        retryPendingRestores(live)
+        reconnections.add(1, ordering: .relaxed)
+        emit(.serverRestored)
+        return true
+    }
+
+    /// Makes the restores whose source exists by now; reports those that never appeared.
+    private func retryPendingRestores(_ live: LiveSession) {
+        guard !pendingRestores.isEmpty else { return }
+        let now = Date()
+        pendingRestores = pendingRestores.filter { restore in
+            if live.client.portExists(restore.source) {
+                connect([(restore.source, restore.destination)], using: live)
+                return false
+            }
+            if now > restore.deadline {
+                lock.withLock { failures.append(.noSuchPort(restore.source)) }
+                return false
+            }
+            return true
+        }
+        knownConnections = live.snapshotConnections()
+    }
+
     private func stopMonitor() {
         guard monitor != nil else { return }
         monitorStop.store(true, ordering: .releasing)
         monitorDone.wait()
         monitor = nil
+    }
+}
+
+/// One connection to a server: client, ports, engine and deferred runners. A reconnect
+/// after server loss builds a new one; consumers carry over.
+private final class LiveSession: @unchecked Sendable {
+    let client: JackClient
+    let session: AudioSessionInfo
+    let format: StreamFormat
+    let engine: CaptureEngine
+    let runners: [DeferredConsumerRunner]
+    let portNames: [String]
+
+    private init(client: JackClient, session: AudioSessionInfo, format: StreamFormat, engine: CaptureEngine,
+                 runners: [DeferredConsumerRunner], portNames: [String]) {
+        self.client = client
+        self.session = session
+        self.format = format
+        self.engine = engine
+        self.runners = runners
+        self.portNames = portNames
+    }
+
+    /// Registers `in_1` … `in_N` with metadata, builds the engine, starts workers and activates.
+    static func open(client: JackClient, session: AudioSessionInfo, format: StreamFormat,
+                     host: CaptureHost) throws -> LiveSession {
+        var registered: [JackPort] = []
+        do {
+            for index in 1...format.channelCount {
+                let port = try client.registerAudioInput(named: "in_\(index)")
+                registered.append(port)
+                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(index)")
+                client.setProperty(on: port, key: JackClient.orderKey, value: String(index), type: JackClient.integerType)
+            }
+            let runners = host.makeRunners(session: session, channels: format.channelCount)
+            let engine = CaptureEngine(client: client, ports: registered, realtime: host.realtimeConsumerList,
+                                       deferred: runners, frameLimit: host.remainingFrameLimit)
+            engine.installCallbacks()
+            runners.forEach { $0.startWorker() }
+            do {
+                try client.activate()
+            } catch {
+                runners.forEach { $0.stopWorker() }
+                throw error
+            }
+            return LiveSession(client: client, session: session, format: format, engine: engine, runners: runners,
+                               portNames: registered.map { client.fullName(of: $0) })
+        } catch {
+            registered.forEach { client.unregister($0) }
+            throw error
+        }
+    }
+
+    /// The sources connected to each input right now.
+    func snapshotConnections() -> [[String]] {
+        portNames.map { client.connections(ofPortNamed: $0) }
+    }
+
+    func statistics() -> CaptureStatistics {
+        CaptureStatistics(
+            cycles: engine.cycles.load(ordering: .relaxed),
+            capturedFrames: engine.capturedFrames.load(ordering: .relaxed),
+            xruns: engine.xruns.load(ordering: .relaxed),
+            connectionFailures: 0,
+            consumers: runners.map {
+                .init(name: $0.consumer.consumerName,
+                      deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
+                      droppedFrames: $0.droppedFrames.load(ordering: .relaxed))
+            })
     }
 }
 

@@ -17,12 +17,18 @@ public final class PrivateJACKServer: @unchecked Sendable {
     public let captureChannels: Int
     /// The number of physical playback ports (`-P`).
     public let playbackChannels: Int
+    /// Run jackd in synchronous mode (`-S`): each cycle waits for every client, so a client
+    /// that is late on a loaded machine delays the cycle instead of leaving stale buffers.
+    /// Tests use it for deterministic bit-exact checks.
+    public let synchronous: Bool
     private var process: Process?
     private let logURL: URL
 
     /// Describes a server; nothing runs until ``start(timeout:)``.
     public init(name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
-                bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2) {
+                bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
+                synchronous: Bool = false) {
+        self.synchronous = synchronous
         self.name = name
         self.sampleRate = sampleRate
         self.bufferFrames = bufferFrames
@@ -54,7 +60,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let process = Process()
-        let jackdArguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", String(sampleRate),
+        let jackdArguments = ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + ["-d", "dummy", "-r", String(sampleRate),
                               "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
         if let setpriv = PrivateJACKServer.findExecutable("setpriv") {
             // If this process dies without stopping the server (a crash, SIGKILL), the kernel

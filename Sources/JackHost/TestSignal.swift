@@ -75,6 +75,11 @@ public final class TestSignalSource: @unchecked Sendable {
         client.deactivate()
         client.close()
     }
+
+    /// Closes the client without deactivating, for when its server has died.
+    public func abandon() {
+        client.close()
+    }
 }
 
 import Synchronization

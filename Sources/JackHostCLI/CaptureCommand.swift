@@ -42,6 +42,8 @@ struct CapturePlan {
     var connections: CaptureHost.Connections
     var duration: Double?
     var quiet: Bool
+    var reconnect: Bool
+    var stopOnXrun: Bool
     var recordPath: String?
     var container: AudioContainer?
     var recordSampleFormat: SampleFormat = .float32
@@ -80,6 +82,11 @@ struct CapturePlan {
             duration = seconds
         }
         quiet = parsed.has("quiet")
+        if parsed.has("reconnect") && parsed.has("no-reconnect") {
+            throw UsageError("--reconnect and --no-reconnect exclude each other; give one")
+        }
+        reconnect = parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
+        stopOnXrun = parsed.has("stop-on-xrun")
 
         let positionals = parsed.positionals
         switch command {

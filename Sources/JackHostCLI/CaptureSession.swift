@@ -26,7 +26,8 @@ final class CaptureSession {
         let reportDescriptor: Int32 = plan.stream && plan.streamPath == nil ? STDERR_FILENO : STDOUT_FILENO
 
         var configuration = CaptureHost.Configuration(clientName: plan.clientName, serverName: serverName,
-                                                      channelCount: plan.channels, connections: plan.connections)
+                                                      channelCount: plan.channels, connections: plan.connections,
+                                                      reconnect: plan.reconnect && embedded == nil)
         if let duration = plan.duration {
             // The sample rate is only known once connected; ask the server first.
             let session = try AudioSessionInfo.query(server: serverName, clientName: "\(plan.clientName)-probe")
@@ -57,6 +58,16 @@ final class CaptureSession {
             printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")")
         }
 
+        let quiet = plan.quiet
+        let reconnecting = configuration.reconnect
+        host.onEvent = { event in
+            switch event {
+            case .serverLost where reconnecting: printNote("the JACK server went away; files are finalised; waiting for it to return (Ctrl-C to stop)")
+            case .serverRestored: if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
+            case .routeChanged(let channels): if !quiet { printNote("the server now reports \(channels) capture channels") }
+            default: break
+            }
+        }
         let display = meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         display?.counters = { [host] in
             let stats = host.statistics
@@ -75,6 +86,11 @@ final class CaptureSession {
                 break
             }
             if let stream, stream.readerClosed { break }
+            if plan.stopOnXrun && host.statistics.xruns > 0 {
+                printError("stopped at the first xrun (--stop-on-xrun); the take up to it is kept")
+                status = .failure
+                break
+            }
             if let failure = recorder?.failure, !reportedFailure {
                 printError(failure.description)
                 reportedFailure = true

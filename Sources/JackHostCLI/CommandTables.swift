@@ -32,6 +32,9 @@ enum CommandTables {
         OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
         OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio (default: until interrupted)"),
         OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
+        OptionSpec("reconnect", help: "after losing the server, wait for it and carry on (default for record and meter)"),
+        OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
+        OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
     ]
 
     static let recordOptions: [OptionSpec] = [

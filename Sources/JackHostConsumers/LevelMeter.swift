@@ -43,6 +43,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     }
 
     private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
+    /// Serialises `prepare` (which may run again after a reconnect) against the display
+    /// side's reads. The real-time side never takes it: it only runs between prepare and finish.
+    private let displayLock = NSLock()
     /// The number of channels metered, known after `prepare`.
     public private(set) var channelCount = 0
     /// The format the meter was prepared with.
@@ -55,6 +58,8 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     /// Allocates per-channel state.
     public func prepare(format: StreamFormat) throws {
+        displayLock.lock()
+        defer { displayLock.unlock() }
         states.deinitialize().deallocate()
         states = .allocate(capacity: format.channelCount)
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
@@ -142,7 +147,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     /// Takes each channel's window (resetting it) and reads the running totals.
     public func takeSnapshot() -> [ChannelLevels] {
-        (0..<channelCount).map { channel in
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        return (0..<channelCount).map { channel in
             let state = states[channel]
             let peak = Float(bitPattern: state.windowPeakBits.exchange(0, ordering: .relaxed))
             let sum = Double(bitPattern: state.windowSumSquaresBits.exchange(0, ordering: .relaxed))
@@ -155,7 +162,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     /// The running totals, without touching the windows.
     public func totals() -> [ChannelLevels] {
-        (0..<channelCount).map { ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0).withTotals(from: states[$0]) }
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        return (0..<channelCount).map { ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0).withTotals(from: states[$0]) }
     }
 }
 

@@ -69,6 +69,8 @@ public enum SplitLimit: Sendable, Equatable {
 /// - The file is created with the first block, so a run that captures nothing leaves no file.
 /// - With a ``SplitLimit``, takes are named `NAME-0001.ext`, `NAME-0002.ext`, … and split at
 ///   the exact frame.
+/// - After a server loss the current file is finalised and recording continues in the next
+///   numbered segment (`take.wav`, then `take-0002.wav`, …) once the host reconnects.
 public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
     /// The name shown in reports.
     public let consumerName = "recorder"
@@ -177,6 +179,12 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
     /// Closes the file, which writes its final header.
     public func finish() { closeFile() }
 
+    /// On server loss, finalises the current file: the next block starts a new segment,
+    /// `NAME-0002.ext`, and so on. Called with no block in flight.
+    public func handle(_ event: AudioSessionEvent) {
+        if event == .serverLost { closeFile() }
+    }
+
     // MARK: Writing (worker thread)
 
     private func framesUntilSplit() -> Int {
@@ -262,7 +270,9 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
 
     private func openNextFile(format: StreamFormat) {
         fileIndex += 1
-        currentPath = split == nil ? path : Recorder.numberedPath(path, index: fileIndex)
+        // Without --split the first file keeps the name asked for; later segments (after a
+        // server loss or a format change) are numbered from 2.
+        currentPath = split == nil && fileIndex == 1 ? path : Recorder.numberedPath(path, index: fileIndex)
         var info = SF_INFO()
         info.channels = Int32(format.channelCount)
         info.samplerate = Int32(format.sampleRate)

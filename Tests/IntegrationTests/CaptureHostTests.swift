@@ -57,6 +57,8 @@ final class RecordingRealtimeConsumer: RealtimeAudioConsumer, @unchecked Sendabl
 final class RecordingDeferredConsumer: DeferredAudioConsumer, @unchecked Sendable {
     let consumerName: String
     let delayPerBlock: useconds_t
+    /// Extra delay per block, adjustable while running.
+    let extraDelay = Atomic<UInt32>(0)
     var channels: [[Float]] = []
     var droppedReported = 0
     var blocks = 0
@@ -83,7 +85,8 @@ final class RecordingDeferredConsumer: DeferredAudioConsumer, @unchecked Sendabl
         }
         lastSequence = block.timestamp.sequence
         blocks += 1
-        if delayPerBlock > 0 { usleep(delayPerBlock) }
+        let delay = delayPerBlock + extraDelay.load(ordering: .relaxed)
+        if delay > 0 { usleep(delay) }
     }
 
     func finish() { finished = true }

@@ -17,10 +17,19 @@ enum JACKFixture {
         setenv("JACK_NO_START_SERVER", "1", 1)
         let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
                                        sampleRate: sampleRate, bufferFrames: bufferFrames,
-                                       captureChannels: captureChannels, playbackChannels: 2)
+                                       captureChannels: captureChannels, playbackChannels: 2, synchronous: true)
         try server.start()
         defer { server.stop() }
         return try body(server)
+    }
+
+    /// Runs `body` holding the one-server-at-a-time lock, for tests that manage servers
+    /// themselves (kill and restart). `body` must stop every server it starts.
+    static func serialized<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        setenv("JACK_NO_START_SERVER", "1", 1)
+        return try body()
     }
 
     /// The result of running a child process.
@@ -94,6 +103,29 @@ enum SequenceCheck {
         var description: String {
             "leading silence \(leadingSilence), checked \(checkedFrames), mismatch: \(firstMismatch ?? "none")"
         }
+    }
+
+    /// Checks each channel on its own: skips that channel's leading silence, then requires the
+    /// sequence to continue exactly to the end. For channels connected at different moments.
+    static func verifyEachChannel(_ channels: [[Float]]) -> Report {
+        var total = Report()
+        for (c, samples) in channels.enumerated() {
+            guard let start = samples.firstIndex(where: { $0 != 0 }) else {
+                total.firstMismatch = "channel \(c) is silent"
+                return total
+            }
+            let k = Int(Int16(samples[start] * 32768)) & 0xFFFF
+            let origin = ((k &- 1 &- c &* 7919) &* 31_711) & 0xFFFF
+            for i in start..<samples.count {
+                let expected = TestSignal.sequenceValue(channel: c, frame: origin + (i - start))
+                if samples[i].bitPattern != expected.bitPattern {
+                    total.firstMismatch = "frame \(i) channel \(c): got \(samples[i]), expected \(expected)"
+                    return total
+                }
+            }
+            total.checkedFrames += samples.count - start
+        }
+        return total
     }
 
     /// `channels[c][i]` is frame i of channel c. Skips leading silence (all channels 0), then

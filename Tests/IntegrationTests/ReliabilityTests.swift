@@ -1,0 +1,262 @@
+import Foundation
+@testable import JackHost
+import Synchronization
+import XCTest
+
+/// A client whose process callback overruns the period on demand, to cause real xruns.
+final class StallingClient: @unchecked Sendable {
+    let client: JackClient
+    let stallsRequested = Atomic<Int>(0)
+
+    init(server: String) throws {
+        client = try JackClient(name: "jhstall", server: server)
+        _ = try client.registerAudioInput(named: "in")
+        client.setProcessCallback({ _, context in
+            let me = Unmanaged<StallingClient>.fromOpaque(context!).takeUnretainedValue()
+            if me.stallsRequested.load(ordering: .relaxed) > 0 {
+                me.stallsRequested.subtract(1, ordering: .relaxed)
+                usleep(40_000)  // 7.5 periods of 5.3 ms: the server must report an xrun
+            }
+            return 0
+        }, context: Unmanaged.passUnretained(self).toOpaque())
+        try client.activate()
+    }
+
+    func stop() {
+        client.deactivate()
+        client.close()
+    }
+}
+
+/// Fault injection against private dummy servers; each test asserts exact frame counts.
+final class ReliabilityTests: XCTestCase {
+    var workDirectory: URL!
+
+    override func setUpWithError() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-rel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// kill -9 the server mid-take, start it again: the first file is finalised and holds every
+    /// frame captured before the loss; recording continues in take-0002.wav with the connections
+    /// restored, including one made from outside with jack_connect.
+    func testServerKilledAndRestartedRecordingContinuesInNextSegment() throws {
+        try JACKFixture.serialized {
+            let name = PrivateJACKServer.uniqueName(prefix: "jhtest-restart")
+            var server = PrivateJACKServer(name: name, captureChannels: 2, synchronous: true)
+            try server.start()
+            defer { server.stop() }
+            var generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
+            let path = workDirectory.appendingPathComponent("take.wav").path
+            let child = try JackhostBinary.start(["record", path, "-s", name, "--connect", "jhgen:out_1", "--no-meter"],
+                                                 directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_2") }, child.stderr)
+            // A connection made from outside during the run must come back after the restart.
+            XCTAssertEqual(try JACKFixture.run("jack_connect", ["-s", name, "jhgen:out_2", "jackhost:in_2"]).status, 0)
+            usleep(1_500_000)
+
+            server.crash()
+            generator.abandon()
+            server = PrivateJACKServer(name: name, captureChannels: 2, synchronous: true)
+            try server.start()
+            generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let second = Recorder.numberedPathForTests(path, 2)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: second) }, child.stderr)
+            XCTAssertTrue(JACKFixture.waitUntil {
+                generator.client.connections(ofPortNamed: "jackhost:in_2") == ["jhgen:out_2"]
+                    && generator.client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"]
+            }, "connections restored: \(generator.client.connections(ofPortNamed: "jackhost:in_2"))")
+            usleep(1_500_000)
+            child.signal(SIGINT)
+            XCTAssertEqual(child.wait(), 0, child.stderr)
+            XCTAssertTrue(child.stderr.contains("went away"), child.stderr)
+
+            let first = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path))
+            let next = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(second))
+            XCTAssertGreaterThan(first.frames, 48000)
+            XCTAssertGreaterThan(next.frames, 48000)
+            let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            XCTAssertEqual(reported, first.frames + next.frames, "every captured frame is in one of the files: \(child.stdout)")
+            for file in [path, second] {
+                let channels = try AudioFileCheck.readWithSox(file, channels: 2)
+                let report = SequenceCheck.verifyEachChannel(channels)
+                XCTAssertNil(report.firstMismatch, "\(file): \(report)")
+                XCTAssertGreaterThan(report.checkedFrames, 48000)
+            }
+        }
+    }
+
+    func testNoReconnectExitsWithStatusThree() throws {
+        try JACKFixture.serialized {
+            let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest-lost"), captureChannels: 2)
+            try server.start()
+            defer { server.stop() }
+            let path = workDirectory.appendingPathComponent("lost.wav").path
+            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--no-reconnect", "--no-meter"],
+                                                 directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
+            usleep(700_000)
+            server.crash()
+            XCTAssertEqual(child.wait(timeout: 15), 3, child.stderr)
+            XCTAssertTrue(child.stderr.contains("went away"), child.stderr)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "the take is finalised")
+            let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            XCTAssertEqual(reported, header.frames)
+        }
+    }
+
+    /// jack_bufsize mid-run: 256 -> 1024 -> 64, data stays bit-exact in both delivery modes.
+    func testBufferSizeChangesKeepDataBitExact() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let realtime = RecordingRealtimeConsumer(capacityFrames: 48000 * 8)
+            let deferred = RecordingDeferredConsumer(name: "deferred")
+            let events = EventLog()
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
+            host.add(realtime: realtime)
+            host.add(deferred: deferred)
+            host.onEvent = { events.append($0) }
+            let generator = try TestSignalSource(server: server.name, channels: 2, signal: .sequence)
+            try host.start()
+            try generator.connect(to: host.inputPortNames)
+            for size in ["1024", "64", "256"] {
+                usleep(700_000)
+                let result = try JACKFixture.run("jack_bufsize", [size], environment: ["JACK_DEFAULT_SERVER": server.name])
+                XCTAssertEqual(result.status, 0, result.stderr)
+            }
+            usleep(700_000)
+            host.stop()
+            generator.stop()
+            let stats = host.statistics
+            XCTAssertEqual(stats.consumers.first?.droppedFrames, 0)
+            XCTAssertEqual(deferred.channels[0].count, stats.capturedFrames)
+            XCTAssertEqual(realtime.framesWritten.load(ordering: .relaxed), stats.capturedFrames)
+            XCTAssertNil(SequenceCheck.verify(realtime.channels()).firstMismatch)
+            XCTAssertNil(SequenceCheck.verify(deferred.channels).firstMismatch)
+            XCTAssertEqual(events.all.filter { if case .bufferSizeChanged = $0 { return true } else { return false } },
+                           [.bufferSizeChanged(frames: 1024), .bufferSizeChanged(frames: 64), .bufferSizeChanged(frames: 256)])
+        }
+    }
+
+    func testXrunsAreCountedFlaggedAndReported() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let realtime = RecordingRealtimeConsumer(capacityFrames: 48000 * 4)
+            let events = EventLog()
+            let host = CaptureHost(configuration: .init(serverName: server.name))
+            host.add(realtime: realtime)
+            host.onEvent = { events.append($0) }
+            try host.start()
+            let staller = try StallingClient(server: server.name)
+            usleep(300_000)
+            staller.stallsRequested.store(3, ordering: .relaxed)
+            XCTAssertTrue(JACKFixture.waitUntil { host.statistics.xruns > 0 })
+            usleep(300_000)
+            staller.stop()
+            host.stop()
+            let xruns = host.statistics.xruns
+            XCTAssertGreaterThan(xruns, 0)
+            XCTAssertGreaterThan(realtime.blocksWithXrunFlag.load(ordering: .relaxed), 0, "the next block is flagged")
+            XCTAssertLessThanOrEqual(realtime.blocksWithXrunFlag.load(ordering: .relaxed), xruns)
+            XCTAssertTrue(events.all.contains(.xrun(total: xruns)), "\(events.all)")
+        }
+    }
+
+    func testStopOnXrunEndsTheTakeWithStatusOne() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let path = workDirectory.appendingPathComponent("perfect.wav").path
+            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--stop-on-xrun", "--meter"],
+                                                 directory: workDirectory)
+            let staller = try StallingClient(server: server.name)
+            defer { staller.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { staller.client.portExists("jackhost:in_1") }, child.stderr)
+            usleep(500_000)
+            staller.stallsRequested.store(2, ordering: .relaxed)
+            XCTAssertEqual(child.wait(timeout: 15), 1, child.stderr)
+            XCTAssertTrue(child.stderr.contains("xrun"), child.stderr)
+            let rows = child.stdout.split(separator: "\n").filter { $0.hasPrefix("in_1") }
+            let xrunColumn = rows.last?.split(separator: " ").last.flatMap { Int($0) } ?? 0
+            XCTAssertGreaterThan(xrunColumn, 0, "the meter summary shows the xruns: \(child.stdout)")
+            XCTAssertNotNil(try AudioFileCheck.sndfileInfoHeader(path), "the take up to the xrun is kept")
+        }
+    }
+
+    /// While freewheeling a slow deferred consumer gets backpressure, not drops; afterwards
+    /// drop-on-full is back.
+    func testFreewheelGivesBackpressureInsteadOfDrops() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let slow = RecordingDeferredConsumer(name: "slow", delayPerBlock: 2_000)
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
+            host.add(deferred: slow, ringSeconds: 0.02)
+            let generator = try TestSignalSource(server: server.name, channels: 2, signal: .sequence)
+            try host.start()
+            try generator.connect(to: host.inputPortNames)
+            let environment = ["JACK_DEFAULT_SERVER": server.name]
+            XCTAssertEqual(try JACKFixture.run("jack_freewheel", ["y"], environment: environment).status, 0)
+            usleep(2_000_000)
+            let duringFreewheel = host.statistics
+            XCTAssertEqual(try JACKFixture.run("jack_freewheel", ["n"], environment: environment).status, 0)
+            XCTAssertGreaterThan(duringFreewheel.capturedFrames, 3 * 48000, "freewheel runs faster than real time")
+            XCTAssertEqual(duringFreewheel.consumers.first?.droppedFrames, 0, "no drops while freewheeling")
+            XCTAssertEqual(duringFreewheel.xruns, 0, "transition xruns are ignored")
+            // Back in real time a 2 ms-per-block consumer with a 20 ms ring still keeps up;
+            // make it fall behind to prove drop-on-full is back.
+            slow.extraDelay.store(30_000, ordering: .relaxed)
+            XCTAssertTrue(JACKFixture.waitUntil { (host.statistics.consumers.first?.droppedFrames ?? 0) > 0 })
+            host.stop()
+            generator.stop()
+            let stats = host.statistics
+            let slowStats = try XCTUnwrap(stats.consumers.first)
+            XCTAssertEqual(slowStats.deliveredFrames + slowStats.droppedFrames, stats.capturedFrames)
+        }
+    }
+
+    /// Another client connects and disconnects a source 200 times during a take: the file has
+    /// exactly the frames asked for and the untouched channel stays bit-exact.
+    func testConnectionHammeringDuringATake() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let path = workDirectory.appendingPathComponent("hammer.wav").path
+            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*",
+                                                  "-d", "3", "--no-meter"], directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_1") }, child.stderr)
+            for _ in 0..<200 {
+                try? generator.client.connect("system:capture_1", to: "jackhost:in_1")
+                generator.client.disconnect("system:capture_1", from: "jackhost:in_1")
+            }
+            XCTAssertEqual(child.wait(), 0, child.stderr)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path))
+            XCTAssertEqual(header.frames, 144_000)
+            let channels = try AudioFileCheck.readWithSox(path, channels: 2)
+            // system:capture_1 carries silence, so even channel 1 stays bit-exact while it is hammered.
+            XCTAssertNil(SequenceCheck.verify(channels).firstMismatch)
+        }
+    }
+
+    /// A full disk stops the recorder with the OS error; the meter keeps running; exit status 1.
+    func testFullDiskStopsOnlyTheRecorder() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let result = try JackhostBinary.run(["run", "--record", "/dev/full", "-f", "wav", "--meter", "-s", server.name, "-d", "1"])
+            XCTAssertEqual(result.status, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("No space left on device"), result.stderr)
+            XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end: \(result.stdout)")
+        }
+    }
+}
+
+/// Collects session events from the monitor thread.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [AudioSessionEvent] = []
+    func append(_ event: AudioSessionEvent) { lock.withLock { events.append(event) } }
+    var all: [AudioSessionEvent] { lock.withLock { events } }
+}
+
+import JackHostConsumers
+extension Recorder {
+    static func numberedPathForTests(_ path: String, _ index: Int) -> String { numberedPath(path, index: index) }
+}

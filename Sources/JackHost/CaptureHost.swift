@@ -412,6 +412,12 @@ public final class CaptureHost: @unchecked Sendable {
         for (index, sources) in restore.enumerated() where index < live.portNames.count {
             for source in sources { pendingRestores.append((source, live.portNames[index], deadline)) }
         }
+        // Inputs that are new after a route change follow the automatic wiring.
+        if configuration.connections == .physicalCapture && live.portNames.count > restore.count {
+            for index in restore.count..<min(live.portNames.count, session.capturePorts.count) {
+                pendingRestores.append((session.capturePorts[index], live.portNames[index], deadline))
+            }
+        }
         retryPendingRestores(live)
         reconnections.add(1, ordering: .relaxed)
         emit(.serverRestored)

@@ -1,3 +1,4 @@
+import CJack
 import Foundation
 import Synchronization
 
@@ -45,6 +46,9 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Freewheeling: the server has no deadline, so waiting for the worker is allowed
             // and makes offline renders lossless. sched_yield is a system call, but only
             // reached while freewheeling, where the real-time rules do not apply.
+            // Leave the sanitizer's real-time section while waiting: freewheel has no deadline.
+            cjack_rt_exit()
+            defer { cjack_rt_enter() }
             while backpressure.load(ordering: .relaxed) && !stopRequested.load(ordering: .relaxed) {
                 if ring.write(buffers, timestamp: timestamp, droppedFramesBefore: pendingDropped) {
                     pendingDropped = 0

@@ -91,6 +91,49 @@ final class ReliabilityTests: XCTestCase {
         }
     }
 
+    /// The server comes back with more capture ports and another sample rate: in automatic
+    /// channel mode the host follows, re-prepares consumers and reports a route change.
+    func testRestartWithAnotherRouteAndRateIsFollowed() throws {
+        final class FormatLog: DeferredAudioConsumer, @unchecked Sendable {
+            var formats: [StreamFormat] = []
+            var finishes = 0
+            var framesAfterRestore = 0
+            func prepare(format: StreamFormat) throws { formats.append(format) }
+            func consume(_ block: AudioBlock) { if formats.count > 1 { framesAfterRestore += block.frameCount } }
+            func finish() { finishes += 1 }
+        }
+        try JACKFixture.serialized {
+            let name = PrivateJACKServer.uniqueName(prefix: "jhtest-route")
+            var server = PrivateJACKServer(name: name, captureChannels: 2, synchronous: true)
+            try server.start()
+            defer { server.stop() }
+            let log = FormatLog()
+            let events = EventLog()
+            let host = CaptureHost(configuration: .init(serverName: name, reconnect: true))
+            host.add(deferred: log)
+            host.onEvent = { events.append($0) }
+            try host.start()
+            XCTAssertEqual(host.inputPortNames.count, 2)
+            usleep(300_000)
+            server.crash()
+            XCTAssertTrue(JACKFixture.waitUntil { events.all.contains(.serverLost) })
+            server = PrivateJACKServer(name: name, sampleRate: 44100, captureChannels: 3, synchronous: true)
+            try server.start()
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 15) { host.reconnectCount == 1 }, "\(events.all)")
+            XCTAssertEqual(host.inputPortNames, ["jackhost:in_1", "jackhost:in_2", "jackhost:in_3"])
+            XCTAssertTrue(JACKFixture.waitUntil { host.jackClient?.connections(ofPortNamed: "jackhost:in_3") == ["system:capture_3"] })
+            usleep(300_000)
+            host.stop()
+            XCTAssertEqual(log.formats, [StreamFormat(sampleRate: 48000, channelCount: 2), StreamFormat(sampleRate: 44100, channelCount: 3)])
+            XCTAssertEqual(log.finishes, 2, "finished before the new format, and at the end")
+            XCTAssertGreaterThan(log.framesAfterRestore, 0)
+            XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 3)), "\(events.all)")
+            XCTAssertTrue(events.all.contains(.serverRestored), "\(events.all)")
+            let stats = host.statistics
+            XCTAssertEqual(stats.consumers.first.map { $0.deliveredFrames + $0.droppedFrames }, stats.capturedFrames)
+        }
+    }
+
     func testNoReconnectExitsWithStatusThree() throws {
         try JACKFixture.serialized {
             let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest-lost"), captureChannels: 2)

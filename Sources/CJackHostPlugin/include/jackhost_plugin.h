@@ -18,10 +18,13 @@
  *     create   -> an instance, or NULL with a reason          (ordinary thread)
  *     prepare  -> 0 to accept the stream format, else reason  (ordinary thread)
  *     process  ... once per block                             (see `mode`)
- *     finish   -> called once after the last block, only if prepare accepted
- *     destroy  -> frees the instance; always called for a created instance
- *                 that the host releases (the host may skip it at process exit,
- *                 so write results in finish, not destroy)
+ *     finish   -> after the last block; only after an accepted prepare
+ *     [prepare, process..., finish] may repeat: after losing its server, the
+ *                 host reconnects and, if the rate or channel count changed,
+ *                 prepares the instance again with the new format
+ *     destroy  -> frees the instance; called when the host releases it (the
+ *                 host may skip it at process exit, so write results in
+ *                 finish, not destroy)
  *
  * The host never unloads a plugin (no dlclose): a Swift runtime cannot
  * unregister the metadata of an unloaded image.
@@ -208,7 +211,8 @@ struct jackhost_plugin_descriptor_s {
                     char *error, size_t error_capacity);
 
     /**
-     * Accepts or refuses the stream format, once, before the first block.
+     * Accepts or refuses the stream format, before the first block (and again
+     * after a finish() if the host reconnects with a different format).
      * Allocate and touch everything process() needs here. Return 0 to accept;
      * any other value refuses it after writing a one-line reason into `error`,
      * and the host then does not start. Ordinary thread.
@@ -223,7 +227,7 @@ struct jackhost_plugin_descriptor_s {
      */
     void (*process)(void *instance, const jackhost_plugin_block_t *block);
 
-    /** Called once after the last block, if prepare() accepted. Write results here. Ordinary thread. */
+    /** Called after the last block of an accepted prepare(). Write results here. Ordinary thread. */
     void (*finish)(void *instance);
 
     /** Frees the instance. No other call follows. Ordinary thread. */

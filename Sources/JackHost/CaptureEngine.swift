@@ -51,9 +51,13 @@ final class CaptureEngine: @unchecked Sendable {
     /// Set once `frameLimit` frames were delivered.
     let limitReached = Atomic<Bool>(false)
 
+    /// Times each cycle when set (benchmarks, `--callback-time`).
+    private let timer: CallbackTimer?
+
     init(client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
-         deferred: [DeferredConsumerRunner], frameLimit: Int) {
+         deferred: [DeferredConsumerRunner], frameLimit: Int, timer: CallbackTimer? = nil) {
         self.client = client
+        self.timer = timer
         self.frameLimit = frameLimit
         channelCount = ports.count
         self.ports = .allocate(capacity: max(1, ports.count))
@@ -78,6 +82,8 @@ final class CaptureEngine: @unchecked Sendable {
     /// consumers, then copy into every deferred consumer's ring.
     @inline(__always)
     func runCycle(frames: UInt32) {
+        let began = timer == nil ? 0 : JackClient.microsecondsNow()
+        defer { if let timer { timer.record(microseconds: JackClient.microsecondsNow() &- began) } }
         for channel in 0..<channelCount {
             channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
         }

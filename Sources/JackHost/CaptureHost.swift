@@ -44,6 +44,8 @@ public final class CaptureHost: @unchecked Sendable {
         public var reconnect: Bool
         /// How long, after a reconnect, to keep retrying connections whose source has not reappeared.
         public var restoreTimeout: Double
+        /// Time every process callback into ``CaptureHost/callbackTimer``.
+        public var measureCallbackTime: Bool
         /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
         /// turns true). Nil delivers until ``CaptureHost/stop()``.
         public var frameLimit: Int?
@@ -51,7 +53,9 @@ public final class CaptureHost: @unchecked Sendable {
         /// Creates a configuration; every parameter has a sensible default.
         public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
                     connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
-                    frameLimit: Int? = nil, reconnect: Bool = false, restoreTimeout: Double = 10) {
+                    frameLimit: Int? = nil, reconnect: Bool = false, restoreTimeout: Double = 10,
+                    measureCallbackTime: Bool = false) {
+            self.measureCallbackTime = measureCallbackTime
             self.reconnect = reconnect
             self.restoreTimeout = restoreTimeout
             self.frameLimit = frameLimit
@@ -65,8 +69,8 @@ public final class CaptureHost: @unchecked Sendable {
 
     /// The configuration the host was created with.
     public let configuration: Configuration
-    /// The session as read when the host (re)connected.
-    public var session: AudioSessionInfo? { lock.withLock { current?.session } }
+    /// The session as read when the host last (re)connected; kept after ``stop()``.
+    public var session: AudioSessionInfo? { lock.withLock { current?.session ?? lastSession } }
     /// The format consumers are prepared with.
     public var format: StreamFormat? { lock.withLock { current?.format ?? lastFormat } }
     /// Full names of the host's input ports, in order.
@@ -87,6 +91,7 @@ public final class CaptureHost: @unchecked Sendable {
     private var current: LiveSession?
     private var failures: [JackError] = []
     private var lastFormat: StreamFormat?
+    private var lastSession: AudioSessionInfo?
     private var retired = CaptureStatistics()
     private var retiredConsumers: [String: (delivered: Int, dropped: Int)] = [:]
     private var started = false
@@ -101,9 +106,13 @@ public final class CaptureHost: @unchecked Sendable {
     /// Connections still to restore after a reconnect, retried until they appear (monitor thread).
     private var pendingRestores: [(source: String, destination: String, deadline: Date)] = []
 
+    /// Callback durations, when ``Configuration/measureCallbackTime`` is set; read after ``stop()``.
+    public let callbackTimer: CallbackTimer?
+
     /// Creates a host; nothing touches JACK until ``start()``.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        callbackTimer = configuration.measureCallbackTime ? CallbackTimer() : nil
     }
 
     /// Adds a consumer that runs inside the process callback. Call before ``start()``.
@@ -148,6 +157,7 @@ public final class CaptureHost: @unchecked Sendable {
             lock.withLock {
                 current = live
                 lastFormat = format
+                lastSession = session
             }
             connect(sources.enumerated().filter { $0.offset < channels }.map { ($0.element, live.portNames[$0.offset]) },
                     using: live)
@@ -406,6 +416,7 @@ public final class CaptureHost: @unchecked Sendable {
         lock.withLock {
             current = live
             lastFormat = format
+            lastSession = session
         }
         let deadline = Date().addingTimeInterval(configuration.restoreTimeout)
         pendingRestores = []
@@ -483,7 +494,8 @@ private final class LiveSession: @unchecked Sendable {
             }
             let runners = host.makeRunners(session: session, channels: format.channelCount)
             let engine = CaptureEngine(client: client, ports: registered, realtime: host.realtimeConsumerList,
-                                       deferred: runners, frameLimit: host.remainingFrameLimit)
+                                       deferred: runners, frameLimit: host.remainingFrameLimit,
+                                       timer: host.callbackTimer)
             engine.installCallbacks()
             runners.forEach { $0.startWorker() }
             do {

@@ -269,6 +269,10 @@ public final class JackClient: @unchecked Sendable {
         jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
     }
 
+    /// **Real-time safe.** JACK's microsecond clock. The corresponding C function is `jack_get_time`.
+    @inline(__always)
+    static func microsecondsNow() -> UInt64 { jack_get_time() }
+
     /// **Real-time safe.** The frame time and microseconds at the start of this cycle.
     /// The corresponding C function is `jack_get_cycle_times`.
     @inline(__always)

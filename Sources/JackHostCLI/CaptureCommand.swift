@@ -44,6 +44,7 @@ struct CapturePlan {
     var quiet: Bool
     var reconnect: Bool
     var stopOnXrun: Bool
+    var callbackTime: Bool
     var recordPath: String?
     var container: AudioContainer?
     var recordSampleFormat: SampleFormat = .float32
@@ -87,6 +88,7 @@ struct CapturePlan {
         }
         reconnect = parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
         stopOnXrun = parsed.has("stop-on-xrun")
+        callbackTime = parsed.has("callback-time")
 
         let positionals = parsed.positionals
         switch command {

@@ -27,7 +27,8 @@ final class CaptureSession {
 
         var configuration = CaptureHost.Configuration(clientName: plan.clientName, serverName: serverName,
                                                       channelCount: plan.channels, connections: plan.connections,
-                                                      reconnect: plan.reconnect && embedded == nil)
+                                                      reconnect: plan.reconnect && embedded == nil,
+                                                      measureCallbackTime: plan.callbackTime)
         if let duration = plan.duration {
             // The sample rate is only known once connected; ask the server first.
             let session = try AudioSessionInfo.query(server: serverName, clientName: "\(plan.clientName)-probe")
@@ -122,6 +123,10 @@ final class CaptureSession {
             let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
             write("recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
                   to: reportDescriptor)
+        }
+        if let timer = host.callbackTimer {
+            let period = host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
+            write("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)
         }
         if stats.xruns > 0 || dropped > 0 {
             printNote("xruns: \(stats.xruns), dropped frames: \(dropped)")

@@ -35,6 +35,7 @@ enum CommandTables {
         OptionSpec("reconnect", help: "after losing the server, wait for it and carry on (default for record and meter)"),
         OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
         OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
+        OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
     ]
 
     static let recordOptions: [OptionSpec] = [

@@ -1,2 +1,0 @@
-// Placeholder until the loader lands.
-import JackHost

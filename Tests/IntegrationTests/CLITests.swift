@@ -111,6 +111,30 @@ final class CLITests: XCTestCase {
             let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
             XCTAssertEqual(reported, header.frames, "the report and the header agree: \(child.stdout)")
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
+            reliabilityFigures("SIGINT mid-take", "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
+        }
+    }
+
+    /// SIGTERM finalises like SIGINT; a second SIGINT while finalising changes nothing.
+    func testSigtermAndARepeatedSigintFinaliseTheFile() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            for signals in [[SIGTERM], [SIGINT, SIGINT, SIGINT]] {
+                let path = workDirectory.appendingPathComponent("signal-\(signals.count).wav").path
+                let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                                                     directory: workDirectory)
+                XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
+                usleep(1_000_000)
+                for signal in signals { child.signal(signal) }
+                XCTAssertEqual(child.wait(), 0, child.stderr)
+                let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path))
+                let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+                XCTAssertEqual(reported, header.frames)
+                XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
+                reliabilityFigures(signals.count == 1 ? "SIGTERM mid-take" : "3 x SIGINT mid-take",
+                                   "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
+            }
         }
     }
 
@@ -132,6 +156,7 @@ final class CLITests: XCTestCase {
             let sox = try AudioFileCheck.readWithSox(path, channels: 2)
             XCTAssertEqual(sox.first?.count, header.frames)
             XCTAssertNil(SequenceCheck.verify(sox).firstMismatch)
+            reliabilityFigures("SIGKILL mid-take", String(format: "killed after %.2f s; sndfile-info and sox read %d frames (%.2f s); lost at most %.2f s", elapsed, header.frames, Double(header.frames) / 48000, elapsed - Double(header.frames) / 48000))
         }
     }
 

@@ -1,0 +1,87 @@
+import JackHost
+
+/// A plugin ready to run: its library opened and checked, its options validated, and one
+/// instance created.
+///
+/// ```swift
+/// let plugin = try LoadedPlugin.load(PluginSpecification(parsing: "./libPeak.so:max-channels=8"))
+/// host.add(plugin)                       // or switch over plugin.makeConsumer()
+/// try host.start()                       // the plugin's prepare may refuse the format here
+/// ```
+///
+/// The instance is destroyed when the last of this object and its consumer is released.
+public final class LoadedPlugin {
+    /// The library the instance came from.
+    public let library: PluginLibrary
+    /// The plugin's name.
+    public var name: String { library.name }
+    /// The plugin's own version string.
+    public var version: String { library.version }
+    /// The ABI version the plugin was built for.
+    public var abiVersion: UInt32 { library.abiVersion }
+    /// Where the plugin's `process` runs.
+    public var mode: PluginDeliveryMode { library.mode }
+    /// The options the plugin declares.
+    public var options: [PluginOptionInfo] { library.options }
+    /// The option values the instance was created with: the user's, then defaults.
+    public let optionValues: [(key: String, value: String)]
+    /// The path the plugin was loaded from.
+    public var path: String { library.path }
+
+    private let consumer: PluginConsumer
+
+    private init(library: PluginLibrary, optionValues: [(key: String, value: String)], consumer: PluginConsumer) {
+        self.library = library
+        self.optionValues = optionValues
+        self.consumer = consumer
+    }
+
+    /// Opens the plugin, checks its ABI and the specification's options, and creates an instance.
+    ///
+    /// Nothing is created unless every option is known and well-typed, so a typo never
+    /// reaches the plugin.
+    public static func load(_ specification: PluginSpecification) throws(PluginError) -> LoadedPlugin {
+        let library = try PluginLibrary.open(path: specification.path)
+        let values = try library.resolveOptions(specification.options)
+        let instance = try PluginInstance(library: library, options: values)
+        let consumer: PluginConsumer = switch library.mode {
+        case .realtime: .realtime(RealtimePluginConsumer(instance: instance))
+        case .deferred: .deferred(DeferredPluginConsumer(instance: instance))
+        }
+        return LoadedPlugin(library: library, optionValues: values, consumer: consumer)
+    }
+
+    /// The instance as a JackHost consumer of the plugin's mode. Every call returns the same
+    /// consumer: there is one instance per loaded plugin.
+    public func makeConsumer() -> PluginConsumer { consumer }
+
+    /// What `jackhost plugin inspect` prints.
+    public var inspectionText: String { library.inspectionText }
+}
+
+/// A loaded plugin as a JackHost consumer, by delivery mode.
+public enum PluginConsumer {
+    /// Add with ``CaptureHost/add(realtime:)``; runs in the process callback.
+    case realtime(any RealtimeAudioConsumer)
+    /// Add with ``CaptureHost/add(deferred:ringSeconds:)``; runs on its own worker.
+    case deferred(any DeferredAudioConsumer)
+
+    /// The consumer, whatever its mode.
+    public var consumer: any AudioConsumer {
+        switch self {
+        case .realtime(let consumer): return consumer
+        case .deferred(let consumer): return consumer
+        }
+    }
+}
+
+extension CaptureHost {
+    /// Adds a loaded plugin's consumer in the plugin's mode. Call before ``start()``.
+    /// - Parameter ringSeconds: For a deferred plugin, audio its ring holds; nil uses the configuration's default.
+    public func add(_ plugin: LoadedPlugin, ringSeconds: Double? = nil) {
+        switch plugin.makeConsumer() {
+        case .realtime(let consumer): add(realtime: consumer)
+        case .deferred(let consumer): add(deferred: consumer, ringSeconds: ringSeconds)
+        }
+    }
+}

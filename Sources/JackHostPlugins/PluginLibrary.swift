@@ -1,0 +1,172 @@
+import CJackHostPlugin
+import Foundation
+
+/// A plugin's shared object, opened and checked, with its descriptor read: everything
+/// `jackhost plugin inspect` shows, without creating an instance.
+///
+/// Opening runs `dlopen(RTLD_NOW | RTLD_LOCAL)` (every symbol resolved now, so a broken
+/// plugin fails here rather than mid-run; none leak into other plugins), looks up
+/// `jackhost_plugin_descriptor`, checks `abi_version` before reading anything else, then
+/// `struct_size`, then every field the host relies on. The library is never closed:
+/// a Swift runtime cannot unregister the metadata of an unloaded image, so `dlclose`
+/// on a Swift plugin would leave dangling type records.
+public final class PluginLibrary: @unchecked Sendable {
+    // @unchecked: the descriptor is immutable for the image's lifetime (an ABI rule), and the
+    // handle is never closed, so sharing the pointers across threads is safe.
+
+    /// The path as given.
+    public let path: String
+    /// The plugin's name from its descriptor.
+    public let name: String
+    /// The plugin's own version string.
+    public let version: String
+    /// The ABI version the plugin was built for (equal to the host's once opened).
+    public let abiVersion: UInt32
+    /// Where `process` runs.
+    public let mode: PluginDeliveryMode
+    /// The options the plugin declares, in its order.
+    public let options: [PluginOptionInfo]
+
+    /// The descriptor, valid for the process's lifetime.
+    let descriptor: UnsafePointer<jackhost_plugin_descriptor_t>
+
+    /// The ABI version this host speaks.
+    public static let hostABIVersion: UInt32 = JACKHOST_PLUGIN_ABI_VERSION
+
+    private init(path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, name: String, version: String,
+                 mode: PluginDeliveryMode, options: [PluginOptionInfo]) {
+        self.path = path
+        self.descriptor = descriptor
+        self.name = name
+        self.version = version
+        self.abiVersion = descriptor.pointee.abi_version
+        self.mode = mode
+        self.options = options
+    }
+
+    /// Opens and checks the plugin at `path`.
+    public static func open(path: String) throws(PluginError) -> PluginLibrary {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .fileNotFound(path: path)
+        }
+        if isDirectory.boolValue { throw .notASharedObject(path: path, reason: "it is a directory") }
+        // A bare file name would make dlopen search the library path instead of the current directory.
+        let loadPath = path.contains("/") ? path : "./" + path
+        guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
+            throw .notASharedObject(path: path, reason: dlerror().map { String(cString: $0) } ?? "dlopen failed")
+        }
+        guard let symbol = dlsym(handle, JACKHOST_PLUGIN_ENTRY_SYMBOL) else {
+            throw .missingEntrySymbol(path: path)
+        }
+        let entry = unsafeBitCast(symbol, to: jackhost_plugin_entry_t.self)
+        guard let descriptor = entry() else {
+            throw .invalidDescriptor(path: path, reason: "jackhost_plugin_descriptor() returned NULL")
+        }
+        // Only the first two fields are common to every ABI version; read nothing else before checking them.
+        let abiVersion = descriptor.pointee.abi_version
+        guard abiVersion == JACKHOST_PLUGIN_ABI_VERSION else {
+            throw .abiMismatch(path: path, pluginVersion: abiVersion, hostVersion: JACKHOST_PLUGIN_ABI_VERSION)
+        }
+        let required = MemoryLayout<jackhost_plugin_descriptor_t>.size
+        guard Int(descriptor.pointee.struct_size) >= required else {
+            throw .invalidDescriptor(path: path, reason: "struct_size is \(descriptor.pointee.struct_size) bytes; "
+                                     + "ABI version 1 needs at least \(required)")
+        }
+        let fields = descriptor.pointee
+        func invalid(_ reason: String) -> PluginError { .invalidDescriptor(path: path, reason: reason) }
+        guard let namePointer = fields.name, case let name = String(cString: namePointer), !name.isEmpty else {
+            throw invalid("name is NULL or empty")
+        }
+        guard let versionPointer = fields.version else { throw invalid("version is NULL") }
+        guard let mode = PluginDeliveryMode(abiValue: fields.mode) else {
+            throw invalid("mode is \(fields.mode); use JACKHOST_PLUGIN_MODE_REALTIME (0) or JACKHOST_PLUGIN_MODE_DEFERRED (1)")
+        }
+        let functions: [(String, Bool)] = [("create", fields.create != nil), ("prepare", fields.prepare != nil),
+                                           ("process", fields.process != nil), ("finish", fields.finish != nil),
+                                           ("destroy", fields.destroy != nil)]
+        if let missing = functions.first(where: { !$0.1 }) { throw invalid("\(missing.0) is NULL") }
+        let options = try readOptions(fields, invalid: invalid)
+        return PluginLibrary(path: path, descriptor: descriptor, name: name, version: String(cString: versionPointer),
+                             mode: mode, options: options)
+    }
+
+    /// Reads and checks the option table: names present and unique, known types, defaults of the right type.
+    private static func readOptions(_ fields: jackhost_plugin_descriptor_t,
+                                    invalid: (String) -> PluginError) throws(PluginError) -> [PluginOptionInfo] {
+        let count = Int(fields.option_count)
+        guard count > 0 else { return [] }
+        guard let table = fields.options else { throw invalid("option_count is \(count) but options is NULL") }
+        var result: [PluginOptionInfo] = []
+        for index in 0..<count {
+            let entry = table[index]
+            guard let namePointer = entry.name, case let name = String(cString: namePointer), !name.isEmpty else {
+                throw invalid("option \(index) has no name")
+            }
+            guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                throw invalid("option name \"\(name)\" may use only letters, digits, '-' and '_'")
+            }
+            guard !result.contains(where: { $0.name == name }) else { throw invalid("option \"\(name)\" is declared twice") }
+            guard let type = PluginOptionType(abiValue: entry.type) else {
+                throw invalid("option \"\(name)\" has unknown type \(entry.type)")
+            }
+            let defaultValue = entry.default_value.map { String(cString: $0) }
+            if let defaultValue, !type.accepts(defaultValue) {
+                throw invalid("option \"\(name)\" has default \"\(defaultValue)\", which is not \(type.article) \(type.rawValue)")
+            }
+            result.append(PluginOptionInfo(name: name, type: type, defaultValue: defaultValue,
+                                           help: entry.help.map { String(cString: $0) } ?? ""))
+        }
+        return result
+    }
+
+    /// Checks the user's option values and returns what `create` receives: every given value,
+    /// then the default of every option not given (options without a default stay absent).
+    public func resolveOptions(_ given: [(key: String, value: String)]) throws(PluginError) -> [(key: String, value: String)] {
+        var resolved: [(key: String, value: String)] = []
+        for (key, value) in given {
+            guard let option = options.first(where: { $0.name == key }) else {
+                throw .unknownOption(path: path, plugin: name, key: key, known: options.map(\.name))
+            }
+            guard !resolved.contains(where: { $0.key == key }) else {
+                throw .duplicateOption(path: path, plugin: name, key: key)
+            }
+            guard option.type.accepts(value) else {
+                throw .invalidOptionValue(path: path, plugin: name, key: key, value: value, expected: option.type)
+            }
+            resolved.append((key, value))
+        }
+        for option in options where !resolved.contains(where: { $0.key == option.name }) {
+            if let value = option.defaultValue { resolved.append((option.name, value)) }
+        }
+        return resolved
+    }
+
+    /// What `jackhost plugin inspect` prints: name, version, ABI, mode, and the option table.
+    public var inspectionText: String {
+        var lines = [
+            "name:     \(name)",
+            "version:  \(version)",
+            "abi:      \(abiVersion)",
+            "mode:     \(mode.rawValue) (\(mode == .realtime ? "process() runs on JACK's real-time thread" : "process() runs on its own worker thread"))",
+            "path:     \(path)",
+        ]
+        guard !options.isEmpty else { return (lines + ["options:  none"]).joined(separator: "\n") }
+        lines.append("options:")
+        let rows = options.map { [$0.name, $0.type.rawValue, $0.defaultValue.map { $0.isEmpty ? "\"\"" : $0 } ?? "(none)", $0.help] }
+        let header = ["NAME", "TYPE", "DEFAULT", "HELP"]
+        let widths = (0..<3).map { column in (rows + [header]).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            let padded = (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+            lines.append(("  " + padded.joined(separator: "  ") + "  " + row[3]).trimmingTrailingSpaces)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    /// The string without trailing spaces.
+    var trimmingTrailingSpaces: String {
+        String(reversed().drop { $0 == " " }.reversed())
+    }
+}

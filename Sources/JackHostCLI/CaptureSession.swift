@@ -41,7 +41,6 @@ final class CaptureSession {
         let recorder = plan.recordPath.map {
             Recorder(path: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split)
         }
-        if let recorder { host.add(deferred: recorder, ringSeconds: 4) }
         var stream: StreamWriter?
         if plan.stream {
             if let path = plan.streamPath {
@@ -49,7 +48,13 @@ final class CaptureSession {
             } else {
                 stream = StreamWriter(descriptor: STDOUT_FILENO, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
             }
-            host.add(deferred: stream!)
+        }
+        if let recorder, let stream, recorder.encoding == stream.encoding {
+            // Same samples wanted twice: convert once per cycle and share.
+            host.add(deferred: SharedConverter([recorder, stream]), ringSeconds: 4)
+        } else {
+            if let recorder { host.add(deferred: recorder, ringSeconds: 4) }
+            if let stream { host.add(deferred: stream) }
         }
 
         try host.start()

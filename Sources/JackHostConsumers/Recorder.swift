@@ -71,7 +71,7 @@ public enum SplitLimit: Sendable, Equatable {
 ///   the exact frame.
 /// - After a server loss the current file is finalised and recording continues in the next
 ///   numbered segment (`take.wav`, then `take-0002.wav`, …) once the host reconnects.
-public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
+public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
     /// The name shown in reports.
     public let consumerName = "recorder"
     /// The path asked for (with splitting, the stem of the numbered files).
@@ -107,10 +107,7 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
     private var framesInFile = 0
     private var framesSinceHeaderUpdate = 0
     private var fileIndex = 0
-    private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16)
-    private var scratchBytes = 1
-    private var planarScratch = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-    private var planarFrames = 0
+    private let ownEncoder = BlockEncoder()
 
     /// Describes a recording; ``validate()`` checks it before anything touches JACK.
     public init(path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
@@ -121,11 +118,7 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
         self.split = split
     }
 
-    deinit {
-        closeFile()
-        scratch.deallocate()
-        planarScratch.deallocate()
-    }
+    deinit { closeFile() }
 
     /// Checks the container/sample-format pair and that the directory is writable.
     public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
@@ -158,20 +151,34 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
         self.format = format
     }
 
-    /// Writes a block (and silence for frames dropped before it).
+    /// The encoding libsndfile is fed: interleaved, 24-bit left-justified in 32-bit words.
+    public var encoding: AudioEncoding {
+        AudioEncoding(sampleFormat: sampleFormat == .fixed8_24 ? .int32 : sampleFormat, interleaved: true, int24InInt32: true)
+    }
+
+    /// Converts and writes a block (used when the recorder is added to a host on its own).
     public func consume(_ block: AudioBlock) {
+        ownEncoder.encode(block.buffers, as: encoding) { bytes in
+            consume(EncodedBlock(bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
+                                 encoding: encoding, timestamp: block.timestamp,
+                                 droppedFramesBefore: block.droppedFramesBefore))
+        }
+    }
+
+    /// Writes an already converted block (and silence for frames dropped before it).
+    public func consume(_ block: EncodedBlock) {
         guard failure == nil else {
             lostToErrors.add(block.frameCount + block.droppedFramesBefore, ordering: .relaxed)
             return
         }
         if block.droppedFramesBefore > 0 {
-            writeSilence(frames: block.droppedFramesBefore)
+            writeSilence(frames: block.droppedFramesBefore, channels: block.channelCount)
             silence.add(block.droppedFramesBefore, ordering: .relaxed)
         }
         var offset = 0
         while offset < block.frameCount && failure == nil {
             let count = min(block.frameCount - offset, framesUntilSplit())
-            write(block.buffers, offset: offset, frames: count)
+            write(block.bytes.baseAddress! + offset * block.bytesPerFrame, frames: count)
             offset += count
         }
     }
@@ -198,59 +205,33 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
         return limit - (file == nil ? 0 : framesInFile)
     }
 
-    private func writeSilence(frames: Int) {
-        guard let format else { return }
-        let zeros = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        zeros.initialize(repeating: 0, count: 4096)
+    /// Writes zeros: in every encoding the recorder uses, all-zero bytes are silence.
+    private func writeSilence(frames: Int, channels: Int) {
+        let chunk = 4096
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * channels * 4, alignment: 16)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * channels * 4)
         defer { zeros.deallocate() }
-        let pointers = [UnsafePointer<Float>](repeating: UnsafePointer(zeros), count: format.channelCount)
-        pointers.withUnsafeBufferPointer { channels in
-            var remaining = frames
-            while remaining > 0 && failure == nil {
-                let count = min(remaining, 4096, framesUntilSplit())
-                let view = AudioBufferListView(channels: channels.baseAddress!, channelCount: channels.count, frameCount: count)
-                write(view, offset: 0, frames: count)
-                remaining -= count
-            }
+        var remaining = frames
+        while remaining > 0 && failure == nil {
+            let count = min(remaining, chunk, framesUntilSplit())
+            write(UnsafeRawPointer(zeros), frames: count)
+            remaining -= count
         }
     }
 
-    private func write(_ buffers: AudioBufferListView, offset: Int, frames: Int) {
+    /// Writes `frames` interleaved frames in ``encoding`` at `bytes`.
+    private func write(_ bytes: UnsafeRawPointer, frames: Int) {
         guard frames > 0, let format else { return }
         if file == nil { openNextFile(format: format) }
         guard let file else {
             lostToErrors.add(frames, ordering: .relaxed)
             return
         }
-        let channels = buffers.channelCount
-        ensureScratch(bytes: frames * channels * 4, planarFrames: frames * channels)
-        let sources = (0..<channels).map { buffers.channelPointers[$0] + offset }
         let count: sf_count_t
-        switch sampleFormat {
-        case .float32:
-            let out = scratch.assumingMemoryBound(to: Float.self)
-            sources.withUnsafeBufferPointer { SampleConversion.interleave($0, frames: frames, into: out) }
-            count = sf_writef_float(file, out, sf_count_t(frames))
-        case .int16:
-            sources.withUnsafeBufferPointer {
-                SampleConversion.encode($0, frames: frames, format: .int16, interleaved: true, into: scratch)
-            }
-            count = sf_writef_short(file, scratch.assumingMemoryBound(to: Int16.self), sf_count_t(frames))
-        case .int24, .int32, .fixed8_24:
-            // libsndfile takes 24-bit PCM as left-justified 32-bit integers.
-            for (channel, source) in sources.enumerated() {
-                let destination = planarScratch + channel * frames
-                if sampleFormat == .int24 {
-                    SampleConversion.floatToInt24LeftJustified(source, destination, count: frames)
-                } else {
-                    SampleConversion.floatToInt32(source, destination, count: frames)
-                }
-            }
-            let out = scratch.assumingMemoryBound(to: Int32.self)
-            for frame in 0..<frames {
-                for channel in 0..<channels { out[frame * channels + channel] = planarScratch[channel * frames + frame] }
-            }
-            count = sf_writef_int(file, out, sf_count_t(frames))
+        switch encoding.sampleFormat {
+        case .float32: count = sf_writef_float(file, bytes.assumingMemoryBound(to: Float.self), sf_count_t(frames))
+        case .int16: count = sf_writef_short(file, bytes.assumingMemoryBound(to: Int16.self), sf_count_t(frames))
+        default: count = sf_writef_int(file, bytes.assumingMemoryBound(to: Int32.self), sf_count_t(frames))
         }
         if count != sf_count_t(frames) {
             let reason = String(cString: sf_strerror(file))
@@ -312,16 +293,4 @@ public final class Recorder: DeferredAudioConsumer, @unchecked Sendable {
         closeFile()
     }
 
-    private func ensureScratch(bytes: Int, planarFrames frames: Int) {
-        if bytes > scratchBytes {
-            scratch.deallocate()
-            scratch = .allocate(byteCount: bytes, alignment: 16)
-            scratchBytes = bytes
-        }
-        if frames > planarFrames {
-            planarScratch.deallocate()
-            planarScratch = .allocate(capacity: frames)
-            planarFrames = frames
-        }
-    }
 }

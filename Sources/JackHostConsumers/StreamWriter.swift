@@ -13,7 +13,7 @@ import Synchronization
 /// ```sh
 /// jackhost stream --sample-format s16 --interleaved | sox -t raw -r 48000 -e signed -b 16 -c 4 - out.flac
 /// ```
-public final class StreamWriter: DeferredAudioConsumer, @unchecked Sendable {
+public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
     /// The name shown in reports.
     public let consumerName = "stream"
     /// The sample format written.
@@ -22,8 +22,7 @@ public final class StreamWriter: DeferredAudioConsumer, @unchecked Sendable {
     public let interleaved: Bool
     private let descriptor: Int32
     private let closesDescriptor: Bool
-    private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16)
-    private var scratchBytes = 1
+    private let encoder = BlockEncoder()
     private let closed = Atomic<Bool>(false)
     private let bytes = Atomic<Int>(0)
     private let frames = Atomic<Int>(0)
@@ -50,7 +49,6 @@ public final class StreamWriter: DeferredAudioConsumer, @unchecked Sendable {
     }
 
     deinit {
-        scratch.deallocate()
         if closesDescriptor { close(descriptor) }
     }
 
@@ -66,20 +64,25 @@ public final class StreamWriter: DeferredAudioConsumer, @unchecked Sendable {
     /// Nothing to check: every format can be streamed.
     public func prepare(format: StreamFormat) throws {}
 
-    /// Encodes and writes one block.
+    /// The encoding written.
+    public var encoding: AudioEncoding { AudioEncoding(sampleFormat: sampleFormat, interleaved: interleaved) }
+
+    /// Encodes and writes one block (used when the writer is added to a host on its own).
     public func consume(_ block: AudioBlock) {
         guard !readerClosed else { return }
-        let count = SampleConversion.encodedByteCount(channels: block.channelCount, frames: block.frameCount, format: sampleFormat)
-        if count > scratchBytes {
-            scratch.deallocate()
-            scratch = .allocate(byteCount: count, alignment: 16)
-            scratchBytes = count
+        encoder.encode(block.buffers, as: encoding) { bytes in
+            consume(EncodedBlock(bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
+                                 encoding: encoding, timestamp: block.timestamp, droppedFramesBefore: block.droppedFramesBefore))
         }
-        SampleConversion.encode(block.buffers.channelPointers, frames: block.frameCount, format: sampleFormat,
-                                interleaved: interleaved, into: scratch)
+    }
+
+    /// Writes one already encoded block.
+    public func consume(_ block: EncodedBlock) {
+        guard !readerClosed, let base = block.bytes.baseAddress else { return }
         var offset = 0
+        let count = block.bytes.count
         while offset < count {
-            let result = write(descriptor, scratch + offset, count - offset)
+            let result = write(descriptor, base + offset, count - offset)
             if result < 0 {
                 if errno == EINTR { continue }
                 if errno != EPIPE { failureMessage.withLock { $0 = "stream write failed: \(String(cString: strerror(errno)))" } }

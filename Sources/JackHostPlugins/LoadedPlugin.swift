@@ -30,25 +30,24 @@ public final class LoadedPlugin {
 
     private let consumer: PluginConsumer
 
-    private init(library: PluginLibrary, optionValues: [(key: String, value: String)], consumer: PluginConsumer) {
-        self.library = library
-        self.optionValues = optionValues
-        self.consumer = consumer
-    }
-
-    /// Opens the plugin, checks its ABI and the specification's options, and creates an instance.
+    /// Checks `options` against an opened library's declarations and creates an instance.
     ///
     /// Nothing is created unless every option is known and well-typed, so a typo never
-    /// reaches the plugin.
-    public static func load(_ specification: PluginSpecification) throws(PluginError) -> LoadedPlugin {
-        let library = try PluginLibrary.open(path: specification.path)
-        let values = try library.resolveOptions(specification.options)
+    /// reaches the plugin. Call it again for another instance of the same library.
+    public init(library: PluginLibrary, options: [(key: String, value: String)]) throws(PluginError) {
+        let values = try library.resolveOptions(options)
         let instance = try PluginInstance(library: library, options: values)
-        let consumer: PluginConsumer = switch library.mode {
+        self.library = library
+        self.optionValues = values
+        consumer = switch library.mode {
         case .realtime: .realtime(RealtimePluginConsumer(instance: instance))
         case .deferred: .deferred(DeferredPluginConsumer(instance: instance))
         }
-        return LoadedPlugin(library: library, optionValues: values, consumer: consumer)
+    }
+
+    /// Opens the plugin, checks its ABI and the specification's options, and creates an instance.
+    public static func load(_ specification: PluginSpecification) throws(PluginError) -> LoadedPlugin {
+        try LoadedPlugin(library: PluginLibrary.open(path: specification.path), options: specification.options)
     }
 
     /// The instance as a JackHost consumer of the plugin's mode. Every call returns the same

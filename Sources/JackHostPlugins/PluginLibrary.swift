@@ -63,6 +63,13 @@ public final class PluginLibrary: @unchecked Sendable {
         guard let descriptor = entry() else {
             throw .invalidDescriptor(path: path, reason: "jackhost_plugin_descriptor() returned NULL")
         }
+        return try validated(descriptor, path: path)
+    }
+
+    /// Checks a descriptor already in memory. `open(path:)` uses it after `dlsym`; tests use it
+    /// to run a plugin exported in their own process through the same checks.
+    static func validated(_ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>,
+                          path: String) throws(PluginError) -> PluginLibrary {
         // Only the first two fields are common to every ABI version; read nothing else before checking them.
         let abiVersion = descriptor.pointee.abi_version
         guard abiVersion == JACKHOST_PLUGIN_ABI_VERSION else {

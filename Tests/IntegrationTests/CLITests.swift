@@ -222,6 +222,27 @@ final class CLITests: XCTestCase {
         return planar
     }
 
+    /// A recording and a stream that want the same samples share one conversion per cycle;
+    /// both still carry exactly the generator's signal.
+    func testRecordAndStreamSharingAConversionAgree() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let wav = workDirectory.appendingPathComponent("shared.wav").path
+            let raw = workDirectory.appendingPathComponent("shared.raw").path
+            let result = try JackhostBinary.run(["run", "--record", wav, "--record-sample-format", "s16", "--stream", "-o", raw,
+                                                 "--sample-format", "s16", "--interleaved", "-s", server.name,
+                                                 "--connect", "jhgen:out_.*", "-d", "1"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let streamed = try Data(contentsOf: URL(fileURLWithPath: raw))
+            XCTAssertEqual(streamed.count, 48000 * 2 * 2)
+            let fromFile = try AudioFileCheck.readWithSox(wav, channels: 2)
+            let fromStream = streamed.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            XCTAssertEqual(fromStream.enumerated().map { Float($0.element) / 32768 }, (0..<48000).flatMap { [fromFile[0][$0], fromFile[1][$0]] })
+            XCTAssertNil(SequenceCheck.verify(fromFile).firstMismatch)
+        }
+    }
+
     func testClosedPipeEndsTheStreamCleanly() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let result = try JACKFixture.run("/bin/sh", ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; echo \"status ${PIPESTATUS:-}\""], timeout: 20)

@@ -25,8 +25,14 @@ final class CaptureSession {
         // Reports go to stdout unless the audio stream uses it.
         let reportDescriptor: Int32 = plan.stream && plan.streamPath == nil ? STDERR_FILENO : STDOUT_FILENO
 
+        var connections = plan.connections
+        if let embedded {
+            // The tones play before the host starts, so its very first cycle already carries them.
+            let tone = try embedded.startTones(channels: plan.channels ?? embedded.server.captureChannels)
+            if connections == .physicalCapture { connections = .patterns(tone.outputPortNames) }
+        }
         var configuration = CaptureHost.Configuration(clientName: plan.clientName, serverName: serverName,
-                                                      channelCount: plan.channels, connections: plan.connections,
+                                                      channelCount: plan.channels, connections: connections,
                                                       reconnect: plan.reconnect && embedded == nil,
                                                       measureCallbackTime: plan.callbackTime)
         if let duration = plan.duration {
@@ -59,7 +65,6 @@ final class CaptureSession {
 
         try host.start()
         for failure in host.connectionFailures { printError("warning: \(failure)") }
-        if let embedded { try embedded.playTones(into: host.inputPortNames) }
         if !plan.quiet, let session = host.session {
             printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")")
         }

@@ -94,18 +94,18 @@ final class EmbeddedServer {
     /// Starts a server when `requested`; otherwise returns nil.
     static func startIfRequested(_ requested: Bool, channels: Int) throws -> EmbeddedServer? {
         guard requested else { return nil }
-        let server = PrivateJACKServer(name: "jackhost-embedded-\(getpid())", captureChannels: channels)
+        let server = PrivateJACKServer(name: "jackhost-embedded-\(getpid())", captureChannels: channels, synchronous: true)
         try server.start()
         printNote("started a private dummy JACK server \"\(server.name)\" with \(channels) capture channels; it stops when jackhost exits")
         return EmbeddedServer(server: server)
     }
 
-    /// Plays a distinct tone on each channel into `inputs`.
-    func playTones(into inputs: [String]) throws {
-        let tone = try TestSignalSource(name: "jackhost-tones", server: server.name, channels: inputs.count,
+    /// Starts a client playing a distinct tone (220 Hz × channel number, amplitude 0.5) per channel.
+    func startTones(channels: Int) throws -> TestSignalSource {
+        let tone = try TestSignalSource(name: "jackhost-tones", server: server.name, channels: channels,
                                         signal: .tones(baseFrequency: 220, amplitude: 0.5))
-        try tone.connect(to: inputs)
         self.tone = tone
+        return tone
     }
 
     /// Stops the tone and the server.

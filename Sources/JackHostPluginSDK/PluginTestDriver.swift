@@ -54,6 +54,15 @@ public struct PluginTestDriver: Sendable {
         public var deliveredFrames: Int
         /// Frames in dropped cycles.
         public var droppedFrames: Int
+
+        /// Creates a report, for comparing against.
+        public init(format: StreamFormat, cycles: Int, deliveredBlocks: Int, deliveredFrames: Int, droppedFrames: Int) {
+            self.format = format
+            self.cycles = cycles
+            self.deliveredBlocks = deliveredBlocks
+            self.deliveredFrames = deliveredFrames
+            self.droppedFrames = droppedFrames
+        }
     }
 
     /// Runs the whole contract over `channels` (`channels[c][i]` is frame i of channel c).

@@ -129,6 +129,7 @@ public final class PluginLibrary: @unchecked Sendable {
 
     /// Checks the user's option values and returns what `create` receives: every given value,
     /// then the default of every option not given (options without a default stay absent).
+    /// Boolean values are normalised to "true" or "false", so a C plugin compares one word.
     public func resolveOptions(_ given: [(key: String, value: String)]) throws(PluginError) -> [(key: String, value: String)] {
         var resolved: [(key: String, value: String)] = []
         for (key, value) in given {
@@ -141,10 +142,10 @@ public final class PluginLibrary: @unchecked Sendable {
             guard option.type.accepts(value) else {
                 throw .invalidOptionValue(path: path, plugin: name, key: key, value: value, expected: option.type)
             }
-            resolved.append((key, value))
+            resolved.append((key, option.type.normalized(value)))
         }
         for option in options where !resolved.contains(where: { $0.key == option.name }) {
-            if let value = option.defaultValue { resolved.append((option.name, value)) }
+            if let value = option.defaultValue { resolved.append((option.name, option.type.normalized(value))) }
         }
         return resolved
     }

@@ -58,6 +58,12 @@ public enum PluginOptionType: String, Sendable {
         }
     }
 
+    /// The value as `create` receives it: booleans as "true" or "false", everything else as written.
+    func normalized(_ value: String) -> String {
+        guard self == .bool else { return value }
+        return ["true", "yes", "on", "1"].contains(value.lowercased()) ? "true" : "false"
+    }
+
     /// "a" or "an", for messages.
     var article: String { self == .int ? "an" : "a" }
 

@@ -23,6 +23,10 @@ final class PluginLifecycleTests: XCTestCase {
         XCTAssertEqual(probe.log, ["create descriptor=self", "option count=12", "option label=hello world",
                                    "option gain=1.5", "option reject=false", "option fail-create=false"])
         XCTAssertEqual(plugin.optionValues.count, 5)
+
+        let booleans = try LoadedPlugin.load(PluginSpecification(parsing: "\(library):reject=Off,fail-create=0"))
+        XCTAssertEqual(booleans.optionValues.map { "\($0.key)=\($0.value)" },
+                       ["reject=false", "fail-create=false", "gain=1.5", "count=3"], "booleans reach C as true or false")
     }
 
     func testRealtimeBlocksArriveZeroCopyWithTheirTimestamps() throws {

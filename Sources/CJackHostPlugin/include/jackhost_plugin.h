@@ -124,7 +124,7 @@ typedef struct {
 typedef struct {
     /** A declared option name. */
     const char *key;
-    /** The value, already checked against the option's type. */
+    /** The value, already checked against the option's type; booleans arrive as "true" or "false". */
     const char *value;
 } jackhost_plugin_key_value_t;
 

@@ -7,13 +7,14 @@ import XCTest
 /// One process must not use two servers at once (libjack answers graph queries from the
 /// wrong server; see docs/TESTING.md), so every use goes through one process-wide lock.
 enum JACKFixture {
-    private static let lock = NSLock()
+    /// A semaphore rather than a mutex: async tests take it on one thread and give it back on another.
+    private static let gate = DispatchSemaphore(value: 1)
 
     /// Runs `body` with a fresh private server, and always stops it afterwards.
     static func withServer<T>(captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
                               _ body: (PrivateJACKServer) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        gate.wait()
+        defer { gate.signal() }
         setenv("JACK_NO_START_SERVER", "1", 1)
         let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
                                        sampleRate: sampleRate, bufferFrames: bufferFrames,
@@ -23,11 +24,30 @@ enum JACKFixture {
         return try body(server)
     }
 
+    /// The async form of ``withServer(captureChannels:bufferFrames:sampleRate:_:)``.
+    static func withServerAsync(captureChannels: Int = 4,
+                                _ body: @Sendable (PrivateJACKServer) async throws -> Void) async throws {
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                gate.wait()
+                resumed.resume()
+            }
+        }
+        defer { gate.signal() }
+        setenv("JACK_NO_START_SERVER", "1", 1)
+        let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"), sampleRate: 48000,
+                                       bufferFrames: 256, captureChannels: captureChannels, playbackChannels: 2,
+                                       synchronous: true)
+        try server.start()
+        defer { server.stop() }
+        try await body(server)
+    }
+
     /// Runs `body` holding the one-server-at-a-time lock, for tests that manage servers
     /// themselves (kill and restart). `body` must stop every server it starts.
     static func serialized<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        gate.wait()
+        defer { gate.signal() }
         setenv("JACK_NO_START_SERVER", "1", 1)
         return try body()
     }
@@ -154,3 +174,4 @@ enum SequenceCheck {
         return report
     }
 }
+

@@ -154,7 +154,7 @@ enum ProbePlugin {
         return 0;
     }
 
-    static void probe_process(void *instance, const jackhost_plugin_block_t *block) {
+    __attribute__((unused)) static void probe_process(void *instance, const jackhost_plugin_block_t *block) {
         (void)instance;
         processes++;
         frames += block->frame_count;

@@ -106,6 +106,11 @@ public final class JackClient: @unchecked Sendable {
         portNames(matching: pattern, flags: JackPortIsOutput)
     }
 
+    /// Audio input ports (destinations) whose names match a JACK regular expression.
+    public func audioInputPortNames(matching pattern: String) -> [String] {
+        portNames(matching: pattern, flags: JackPortIsInput)
+    }
+
     /// The ports connected to the named port. The corresponding C function is `jack_port_get_all_connections`.
     public func connections(ofPortNamed name: String) -> [String] {
         guard let port = jack_port_by_name(handle, name) else { return [] }

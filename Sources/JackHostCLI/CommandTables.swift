@@ -96,6 +96,7 @@ enum CommandTables {
       meter           show peak/RMS meters; print a summary at exit
       stream          write raw samples to stdout or a FIFO
       run             combine consumers: --record FILE, --meter, --stream
+      signal          play test tones, a sine or a bit-exact test sequence into JACK
 
     Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
     With no JACK server running and no --server given, record, meter, stream and run start

@@ -28,10 +28,12 @@ public enum JackHostCommand {
                 return .success
             case "info":
                 return try InfoCommand.run(rest)
+            case "signal":
+                return try SignalCommand.run(rest)
             case "record", "meter", "stream", "run":
                 return try CaptureCommand.run(command: command, arguments: rest)
             default:
-                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream or run (see `jackhost --help`)")
+                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream, run or signal (see `jackhost --help`)")
             }
         } catch let error as UsageError {
             printError(error.message)

@@ -1,0 +1,74 @@
+import CSignals
+import Foundation
+import JackHost
+
+/// `jackhost signal`: plays a test signal into JACK, for checking a setup end to end
+/// (and for tests under PipeWire or netjack2, where the generator must be its own process).
+enum SignalCommand {
+    static let options: [OptionSpec] = [
+        OptionSpec("server", short: "s", value: "NAME", help: "JACK server to use (default: $JACK_DEFAULT_SERVER or \"default\")"),
+        OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name (default: jackhost-signal)"),
+        OptionSpec("channels", short: "c", value: "N", help: "number of outputs out_1 ... out_N, 1-1024 (default: 2)"),
+        OptionSpec("kind", short: "k", value: "KIND", help: "tones (220 Hz x channel), sine, or sequence (bit-exact test pattern) (default: tones)"),
+        OptionSpec("frequency", value: "HZ", help: "frequency for --kind sine (default: 1000)"),
+        OptionSpec("amplitude", value: "A", help: "peak amplitude for tones and sine, 0-1 (default: 0.5)"),
+        OptionSpec("connect", value: "PATTERN", repeatable: true, help: "connect out_1, out_2, ... to input ports matching PATTERN"),
+        OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS (default: until interrupted)"),
+        CommandTables.help,
+    ]
+
+    static func run(_ arguments: [String]) throws -> ExitStatus {
+        let parsed = try parseArguments(arguments, options: options, command: "signal")
+        if parsed.has("help") {
+            print(CommandTables.usage("signal", synopsis: "[OPTIONS]",
+                                      summary: "Play a test signal on N output ports: distinct tones, a sine, or a bit-exact sequence.",
+                                      options: options))
+            return .success
+        }
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost signal`") }
+        let channels = try parsed.value("channels").map { text -> Int in
+            guard let count = Int(text), (1...JackError.maximumChannelCount).contains(count) else {
+                throw UsageError("--channels \(text) is out of range; use 1 to \(JackError.maximumChannelCount)")
+            }
+            return count
+        } ?? 2
+        let amplitude = try number(parsed, "amplitude", default: 0.5, range: 0...1)
+        let frequency = try number(parsed, "frequency", default: 1000, range: 1...96000)
+        let duration = try parsed.value("duration").map { _ in try number(parsed, "duration", default: 0, range: 0.001...1e9) }
+        let signal: TestSignal
+        switch parsed.value("kind") ?? "tones" {
+        case "tones": signal = .tones(baseFrequency: 220, amplitude: Float(amplitude))
+        case "sine": signal = .sine(frequency: frequency, amplitude: Float(amplitude))
+        case "sequence": signal = .sequence
+        case let other: throw UsageError("unknown signal kind \"\(other)\"; use tones, sine or sequence")
+        }
+        csignals_install_stop_handlers()
+        setenv("JACK_NO_START_SERVER", "1", 1)
+        let source = try TestSignalSource(name: parsed.value("name") ?? "jackhost-signal", server: parsed.value("server"),
+                                          channels: channels, signal: signal)
+        defer { source.stop() }
+        var destinations: [String] = []
+        for pattern in parsed.values["connect"] ?? [] {
+            let matches = source.client.portExists(pattern) ? [pattern] : source.client.audioInputPortNames(matching: pattern)
+            if matches.isEmpty { throw JackError.patternMatchedNothing(pattern: pattern) }
+            destinations += matches
+        }
+        try source.connect(to: destinations)
+        printNote("playing \(parsed.value("kind") ?? "tones") on \(source.outputPortNames.joined(separator: " "))")
+        let frameLimit = duration.map { Int($0 * Double(source.client.sampleRate)) }
+        while csignals_stop_requests() == 0 {
+            if let frameLimit, source.framesPlayed >= frameLimit { break }
+            usleep(10_000)
+        }
+        return .success
+    }
+
+    private static func number(_ parsed: ParsedArguments, _ name: String, default value: Double,
+                               range: ClosedRange<Double>) throws -> Double {
+        guard let text = parsed.value(name) else { return value }
+        guard let number = Double(text), range.contains(number) else {
+            throw UsageError("--\(name) \(text) is out of range; use \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}

@@ -33,6 +33,8 @@ final class CaptureEngine: @unchecked Sendable {
     let xruns = Atomic<Int>(0)
     /// Set by the port-connect callback; the monitor thread re-reads connections.
     let connectionsChanged = Atomic<Bool>(false)
+    /// Set by the port-registration callback; the monitor thread checks the capture ports.
+    let portsChanged = Atomic<Bool>(false)
     /// Set by the shutdown callback when the server goes away.
     let serverLost = Atomic<Bool>(false)
     /// Whether the server is freewheeling.
@@ -162,6 +164,10 @@ final class CaptureEngine: @unchecked Sendable {
         client.setPortConnectCallback({ _, _, _, context in
             Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
                 .connectionsChanged.store(true, ordering: .releasing)
+        }, context: context)
+        client.setPortRegistrationCallback({ _, _, context in
+            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                .portsChanged.store(true, ordering: .releasing)
         }, context: context)
         // The client is dead when this runs: only signal; the host's monitor thread cleans up.
         client.setShutdownCallback({ _, _, context in

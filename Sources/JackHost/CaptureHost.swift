@@ -104,7 +104,11 @@ public final class CaptureHost: @unchecked Sendable {
     /// Each input's sources at the last check, restored after a reconnect (monitor thread).
     private var knownConnections: [[String]] = []
     /// Connections still to restore after a reconnect, retried until they appear (monitor thread).
+    /// Sources that vanished while running (a netjack slave's driver restarting, a client
+    /// quitting) wait with no deadline and are reconnected when they come back.
     private var pendingRestores: [(source: String, destination: String, deadline: Date)] = []
+    /// Connections lost in the last two seconds whose source still existed (monitor thread).
+    private var recentlyDisconnected: [(source: String, destination: String, until: Date)] = []
 
     /// Callback durations, when ``Configuration/measureCallbackTime`` is set; read after ``stop()``.
     public let callbackTimer: CallbackTimer?
@@ -247,6 +251,10 @@ public final class CaptureHost: @unchecked Sendable {
         guard started else { return }
         started = false
         stopMonitor()
+        for pending in pendingRestores {
+            lock.withLock { failures.append(.noSuchPort(pending.source)) }
+        }
+        pendingRestores = []
         if let live = lock.withLock({ current }) {
             retire(live, serverAlive: !live.engine.serverLost.load(ordering: .acquiring))
         }
@@ -346,8 +354,12 @@ public final class CaptureHost: @unchecked Sendable {
                 let rate = engine.sampleRate.load(ordering: .relaxed)
                 if rate != lastRate { lastRate = rate; emit(.sampleRateChanged(Double(rate))) }
                 if engine.connectionsChanged.exchange(false, ordering: .acquiring) {
-                    knownConnections = live.snapshotConnections()
+                    trackConnections(live)
                 }
+                if engine.portsChanged.exchange(false, ordering: .acquiring), followRouteChange(live) {
+                    continue
+                }
+                classifyRecentDisconnects(live)
                 retryPendingRestores(live)
                 usleep(20_000)
             }
@@ -386,7 +398,7 @@ public final class CaptureHost: @unchecked Sendable {
     }
 
     /// Rebuilds the session on a fresh client after a server loss.
-    private func reopen(client: JackClient, restoring restore: [[String]]) -> Bool {
+    private func reopen(client: JackClient, restoring restore: [[String]], announce: Bool = true) -> Bool {
         let session = AudioSessionInfo(client: client)
         guard let channels = try? channelCount(for: session) else {
             client.close()
@@ -430,8 +442,62 @@ public final class CaptureHost: @unchecked Sendable {
             }
         }
         retryPendingRestores(live)
-        reconnections.add(1, ordering: .relaxed)
+        if announce {
+            reconnections.add(1, ordering: .relaxed)
+        }
         emit(.serverRestored)
+        return true
+    }
+
+    /// Re-reads connections. A connection that disappeared because its source port vanished
+    /// (rather than because someone disconnected it) is kept, to be restored when the port returns.
+    ///
+    /// A client that quits first deactivates (its connections go while its ports still exist)
+    /// and then closes (its ports go). So a lost connection is watched for two seconds: if its
+    /// source vanishes meanwhile, it is restored when the source returns.
+    private func trackConnections(_ live: LiveSession) {
+        let now = live.snapshotConnections()
+        for (index, previous) in knownConnections.enumerated() where index < now.count {
+            for source in previous where !now[index].contains(source) {
+                recentlyDisconnected.append((source, live.portNames[index], Date().addingTimeInterval(2)))
+            }
+        }
+        knownConnections = now
+    }
+
+    /// Moves lost connections whose source vanished into the restore list; forgets the rest after the grace period.
+    private func classifyRecentDisconnects(_ live: LiveSession) {
+        guard !recentlyDisconnected.isEmpty else { return }
+        let now = Date()
+        recentlyDisconnected = recentlyDisconnected.filter { entry in
+            if !live.client.portExists(entry.source) {
+                pendingRestores.append((entry.source, entry.destination, .distantFuture))
+                return false
+            }
+            return now < entry.until
+        }
+    }
+
+    /// In automatic channel mode, follows a change in the number of physical capture ports
+    /// while the server keeps running: rebuilds the session with the new count. Returns true
+    /// when it rebuilt (or gave up), so the monitor re-reads the current session.
+    private func followRouteChange(_ live: LiveSession) -> Bool {
+        guard configuration.channelCount == nil else { return false }
+        let count = live.client.physicalCapturePorts().count
+        // Zero ports is a driver restarting (netjack slave without master): wait for them.
+        guard count > 0, count != live.format.channelCount else { return false }
+        var restore = live.snapshotConnections()
+        for pending in pendingRestores {
+            if let index = live.portNames.firstIndex(of: pending.destination) { restore[index].append(pending.source) }
+        }
+        retire(live, serverAlive: true)
+        while !monitorStop.load(ordering: .acquiring) {
+            if let client = try? JackClient(name: configuration.clientName, server: configuration.serverName),
+               reopen(client: client, restoring: restore, announce: false) {
+                return true
+            }
+            usleep(100_000)
+        }
         return true
     }
 

@@ -117,6 +117,18 @@ public final class PrivateJACKServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Frees jackd's registry entry for a server that was killed (SIGKILL), by starting the
+    /// same name once and stopping it cleanly.
+    ///
+    /// jackd's registry holds eight servers and reuses an entry only for the same name, so
+    /// crashed servers with unique names eventually make every start fail with "Too many
+    /// servers already active".
+    public static func reclaimRegistrySlot(name: String) {
+        let server = PrivateJACKServer(name: name, captureChannels: 1, playbackChannels: 1)
+        try? server.start(timeout: 5)
+        server.stop()
+    }
+
     /// Whether a server with this name (nil: the default) accepts clients right now.
     ///
     /// Opens and closes a short-lived client; never starts a server.

@@ -136,6 +136,35 @@ final class ReliabilityTests: XCTestCase {
         }
     }
 
+    /// A source client quits and comes back (as a netjack slave's capture ports do when the
+    /// master restarts): its connection is restored. A connection someone removed on purpose
+    /// stays removed.
+    func testVanishedSourcesAreReconnectedButDeliberateDisconnectsStay() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            var generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .patterns(["jhgen:out_.*"])))
+            try host.start()
+            defer { host.stop() }
+            let client = try XCTUnwrap(host.jackClient)
+            XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), ["jhgen:out_1"])
+            // Deliberate: someone disconnects in_2 with jack_disconnect.
+            XCTAssertEqual(try JACKFixture.run("jack_disconnect", ["-s", server.name, "jhgen:out_2", "jackhost:in_2"]).status, 0)
+            // A lost connection whose source vanishes within 2 s counts as vanished; wait that out.
+            usleep(2_300_000)
+            // Vanish: the generator quits, then returns under the same name.
+            generator.stop()
+            XCTAssertTrue(JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1").isEmpty })
+            usleep(200_000)
+            generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"] },
+                          "the vanished source is reconnected")
+            usleep(300_000)
+            XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_2"), [], "a deliberate disconnect is respected")
+            reliabilityFigures("source client quits and returns", "in_1 reconnected to jhgen:out_1; in_2, disconnected by hand, left alone")
+        }
+    }
+
     func testNoReconnectExitsWithStatusThree() throws {
         try JACKFixture.serialized {
             let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest-lost"), captureChannels: 2)
@@ -147,6 +176,7 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
             usleep(700_000)
             server.crash()
+            defer { PrivateJACKServer.reclaimRegistrySlot(name: server.name) }
             XCTAssertEqual(child.wait(timeout: 15), 3, child.stderr)
             XCTAssertTrue(child.stderr.contains("went away"), child.stderr)
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "the take is finalised")

@@ -125,17 +125,22 @@ enum SequenceCheck {
         }
     }
 
-    /// Checks each channel on its own: skips that channel's leading silence, then requires the
-    /// sequence to continue exactly to the end. For channels connected at different moments.
+    /// Checks each channel on its own: skips that channel's leading silence (channels may be
+    /// connected one after another while audio runs), then requires the sequence to continue
+    /// exactly to the end with no gap. Finally checks that all channels are aligned in time:
+    /// every channel's frame index, relative to its position, must agree.
     static func verifyEachChannel(_ channels: [[Float]]) -> Report {
         var total = Report()
+        var offsets: Set<Int> = []
         for (c, samples) in channels.enumerated() {
             guard let start = samples.firstIndex(where: { $0 != 0 }) else {
                 total.firstMismatch = "channel \(c) is silent"
                 return total
             }
+            total.leadingSilence = max(total.leadingSilence, start)
             let k = Int(Int16(samples[start] * 32768)) & 0xFFFF
             let origin = ((k &- 1 &- c &* 7919) &* 31_711) & 0xFFFF
+            offsets.insert((origin &- start) & 0xFFFF)
             for i in start..<samples.count {
                 let expected = TestSignal.sequenceValue(channel: c, frame: origin + (i - start))
                 if samples[i].bitPattern != expected.bitPattern {
@@ -143,35 +148,20 @@ enum SequenceCheck {
                     return total
                 }
             }
-            total.checkedFrames += samples.count - start
+            total.checkedFrames = c == 0 ? samples.count - start : min(total.checkedFrames, samples.count - start)
         }
+        if offsets.count > 1 { total.firstMismatch = "channels are not aligned in time: offsets \(offsets.sorted())" }
         return total
     }
 
-    /// `channels[c][i]` is frame i of channel c. Skips leading silence (all channels 0), then
-    /// requires every following frame to continue the sequence exactly, with no gaps.
+    /// The standard check: ``verifyEachChannel(_:)``, which also proves the channels are aligned.
     static func verify(_ channels: [[Float]]) -> Report {
-        var report = Report()
-        guard let frames = channels.first?.count, channels.count >= 2 else {
+        guard channels.count >= 2 else {
+            var report = Report()
             report.firstMismatch = "need at least two channels"
             return report
         }
-        var start = 0
-        while start < frames && channels.allSatisfy({ $0[start] == 0 }) { start += 1 }
-        report.leadingSilence = start
-        guard start < frames else { report.firstMismatch = "no signal at all"; return report }
-        let origin = TestSignal.sequenceFrame(fromChannel0: channels[0][start])
-        for i in start..<frames {
-            for c in channels.indices {
-                let expected = TestSignal.sequenceValue(channel: c, frame: origin + (i - start))
-                if channels[c][i].bitPattern != expected.bitPattern {
-                    report.firstMismatch = "frame \(i) channel \(c): got \(channels[c][i]), expected \(expected)"
-                    return report
-                }
-            }
-            report.checkedFrames += 1
-        }
-        return report
+        return verifyEachChannel(channels)
     }
 }
 

@@ -40,7 +40,12 @@ public final class TestSignalSource: @unchecked Sendable {
     private let state: SignalState
 
     /// Opens a client named `name` with `channels` outputs `out_1` … and activates it.
-    public init(name: String = "jackhost-signal", server: String?, channels: Int, signal: TestSignal) throws {
+    ///
+    /// - Parameter stallMicroseconds: When non-zero, the generator's process callback sleeps
+    ///   this long once a second: a deliberately overloaded client, to provoke real xruns
+    ///   when testing how other clients account for them.
+    public init(name: String = "jackhost-signal", server: String?, channels: Int, signal: TestSignal,
+                stallMicroseconds: UInt32 = 0) throws {
         let client = try JackClient(name: name, server: server)
         self.client = client
         var ports: [JackPort] = []
@@ -50,7 +55,8 @@ public final class TestSignalSource: @unchecked Sendable {
                 client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Test signal \(index)")
                 ports.append(port)
             }
-            state = SignalState(ports: ports, signal: signal, sampleRate: Double(client.sampleRate))
+            state = SignalState(ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
+                                stallMicroseconds: stallMicroseconds)
             state.install(on: client)
             outputPortNames = ports.map { client.fullName(of: $0) }
             try client.activate()
@@ -92,8 +98,10 @@ final class SignalState: @unchecked Sendable {
     let sampleRate: Double
     let framesPlayed = Atomic<Int>(0)
     private var frame = 0
+    let stallMicroseconds: UInt32
 
-    init(ports: [JackPort], signal: TestSignal, sampleRate: Double) {
+    init(ports: [JackPort], signal: TestSignal, sampleRate: Double, stallMicroseconds: UInt32 = 0) {
+        self.stallMicroseconds = stallMicroseconds
         channelCount = ports.count
         self.ports = .allocate(capacity: ports.count)
         for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
@@ -124,6 +132,10 @@ final class SignalState: @unchecked Sendable {
                 let step = 2 * Double.pi * frequency / sampleRate
                 for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
             }
+        }
+        let second = Int(sampleRate)
+        if stallMicroseconds > 0 && second > 0 && frame / second != (frame + count) / second {
+            usleep(stallMicroseconds)  // deliberate overload, see init(stallMicroseconds:)
         }
         frame += count
         framesPlayed.add(count, ordering: .relaxed)

@@ -2,6 +2,7 @@ import CSignals
 import Foundation
 import JackHost
 import JackHostConsumers
+import JackHostPlugins
 
 /// `jackhost record | meter | stream | run`: one capture session with a set of consumers.
 enum CaptureCommand {
@@ -20,7 +21,7 @@ enum CaptureCommand {
             (table, synopsis, summary) = (CommandTables.stream, "[OPTIONS]",
                                           "Write raw samples to stdout or a FIFO, e.g. piped into sox.")
         default:
-            (table, synopsis, summary) = (CommandTables.run, "[--record FILE] [--meter] [--stream] [OPTIONS]",
+            (table, synopsis, summary) = (CommandTables.run, "[--record FILE] [--meter] [--stream] [--plugin PATH[:key=value,...]]... [OPTIONS]",
                                           "Run several consumers at once on the same inputs.")
         }
         let parsed = try parseArguments(arguments, options: table, command: command)
@@ -52,6 +53,7 @@ struct CapturePlan {
     var meter: Bool
     var meterInterval: Double = 1
     var stream: Bool
+    var plugins: [PluginSpecification] = []
     var streamPath: String?
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
@@ -117,8 +119,11 @@ struct CapturePlan {
             recordPath = parsed.value("record")
             meter = parsed.has("meter")
             stream = parsed.has("stream")
-            if !meter && !stream && recordPath == nil {
-                throw UsageError("run needs at least one consumer: --record FILE, --meter or --stream")
+            for text in parsed.values["plugin"] ?? [] {
+                do { plugins.append(try PluginSpecification(parsing: text)) } catch { throw UsageError(error.description) }
+            }
+            if !meter && !stream && recordPath == nil && plugins.isEmpty {
+                throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
             }
         }
         if quiet { meter = meter && command == "meter" }

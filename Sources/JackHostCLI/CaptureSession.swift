@@ -2,6 +2,7 @@ import CSignals
 import Foundation
 import JackHost
 import JackHostConsumers
+import JackHostPlugins
 
 /// Wires a ``CapturePlan`` together: server, host, consumers, the wait, and the report.
 final class CaptureSession {
@@ -12,6 +13,18 @@ final class CaptureSession {
     func run() throws -> ExitStatus {
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
+
+        // Plugins load, check their options and create their instances before JACK is touched.
+        var plugins: [LoadedPlugin] = []
+        for specification in plan.plugins {
+            do {
+                plugins.append(try LoadedPlugin.load(specification))
+            } catch {
+                // A missing file or a bad option is the user's mistake (status 2); a broken plugin is a failure (1).
+                if error.isUsageError { throw UsageError(error.description) }
+                throw error
+            }
+        }
 
         // First use: no server and none named, so bring a private one with test tones.
         let wantsEmbedded = plan.embedded || (plan.server == nil && !PrivateJACKServer.isRunning(nil))
@@ -62,6 +75,7 @@ final class CaptureSession {
             if let recorder { host.add(deferred: recorder, ringSeconds: 4) }
             if let stream { host.add(deferred: stream) }
         }
+        for plugin in plugins { host.add(plugin) }
 
         try host.start()
         for failure in host.connectionFailures { printError("warning: \(failure)") }

@@ -74,6 +74,8 @@ enum CommandTables {
         OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
         OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
         OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
+        OptionSpec("plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
+                   help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
         help,
     ]
 
@@ -95,8 +97,9 @@ enum CommandTables {
       record FILE     record every input to FILE (WAV, RF64, W64, CAF or FLAC)
       meter           show peak/RMS meters; print a summary at exit
       stream          write raw samples to stdout or a FIFO
-      run             combine consumers: --record FILE, --meter, --stream
+      run             combine consumers: --record FILE, --meter, --stream, --plugin PATH
       signal          play test tones, a sine or a bit-exact test sequence into JACK
+      plugin          inspect a plugin (plugin inspect PATH) or start one (plugin new NAME)
 
     Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
     With no JACK server running and no --server given, record, meter, stream and run start

@@ -30,10 +30,12 @@ public enum JackHostCommand {
                 return try InfoCommand.run(rest)
             case "signal":
                 return try SignalCommand.run(rest)
+            case "plugin":
+                return try PluginCommand.run(rest)
             case "record", "meter", "stream", "run":
                 return try CaptureCommand.run(command: command, arguments: rest)
             default:
-                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream, run or signal (see `jackhost --help`)")
+                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)")
             }
         } catch let error as UsageError {
             printError(error.message)

@@ -14,6 +14,7 @@ enum SignalCommand {
         OptionSpec("amplitude", value: "A", help: "peak amplitude for tones and sine, 0-1 (default: 0.5)"),
         OptionSpec("connect", value: "PATTERN", repeatable: true, help: "connect out_1, out_2, ... to input ports matching PATTERN"),
         OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS (default: until interrupted)"),
+        OptionSpec("stall-ms", value: "MS", help: "overload on purpose: sleep MS in the process callback once a second (provokes xruns)"),
         CommandTables.help,
     ]
 
@@ -44,8 +45,9 @@ enum SignalCommand {
         }
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
+        let stall = try number(parsed, "stall-ms", default: 0, range: 0...10_000)
         let source = try TestSignalSource(name: parsed.value("name") ?? "jackhost-signal", server: parsed.value("server"),
-                                          channels: channels, signal: signal)
+                                          channels: channels, signal: signal, stallMicroseconds: UInt32(stall * 1000))
         defer { source.stop() }
         var destinations: [String] = []
         for pattern in parsed.values["connect"] ?? [] {

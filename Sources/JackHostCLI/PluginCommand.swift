@@ -1,0 +1,363 @@
+import Foundation
+import JackHostPlugins
+
+/// `jackhost plugin inspect PATH` and `jackhost plugin new NAME`: look inside a plugin, or
+/// start writing one.
+enum PluginCommand {
+    static let inspectOptions: [OptionSpec] = [CommandTables.help]
+    static let newOptions: [OptionSpec] = [
+        OptionSpec("directory", short: "C", value: "DIR", help: "create the package in DIR/NAME (default: the current directory)"),
+        OptionSpec("mode", value: "realtime|deferred",
+                   help: "realtime: process() in JACK's callback; deferred: consume() on a worker thread (default: realtime)"),
+        OptionSpec("jackhost-path", value: "DIR",
+                   help: "the JackHost checkout the package depends on (default: the one jackhost was built from)"),
+        CommandTables.help,
+    ]
+
+    static let overview = """
+    Usage: jackhost plugin inspect PATH
+           jackhost plugin new NAME [--directory DIR] [--mode realtime|deferred]
+
+    inspect  print a plugin's name, version, ABI version, mode and options, without running it
+    new      write a ready-to-build plugin package NAME (SwiftPM, a .dynamic library)
+
+    Load plugins with `jackhost run --plugin PATH[:key=value,...]`. The plugin guide is docs/PLUGINS.md.
+
+    \(CommandTables.exitStatuses)
+    """
+
+    static func run(_ arguments: [String]) throws -> ExitStatus {
+        guard let subcommand = arguments.first else {
+            throw UsageError("plugin needs a subcommand: inspect PATH or new NAME (see `jackhost plugin --help`)")
+        }
+        let rest = Array(arguments.dropFirst())
+        switch subcommand {
+        case "--help", "-h", "help":
+            print(overview)
+            return .success
+        case "inspect":
+            return try inspect(rest)
+        case "new":
+            return try create(rest)
+        default:
+            throw UsageError("unknown plugin subcommand \"\(subcommand)\"; use inspect or new (see `jackhost plugin --help`)")
+        }
+    }
+
+    // MARK: inspect
+
+    private static func inspect(_ arguments: [String]) throws -> ExitStatus {
+        let parsed = try parseArguments(arguments, options: inspectOptions, command: "plugin inspect")
+        if parsed.has("help") {
+            print(CommandTables.usage("plugin inspect", synopsis: "PATH",
+                                      summary: "Print a plugin's name, version, ABI version, mode and options. Creates no instance.",
+                                      options: inspectOptions))
+            return .success
+        }
+        guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
+            throw UsageError("plugin inspect takes one PATH, e.g. `jackhost plugin inspect ./libPeak.so`")
+        }
+        do {
+            print(try PluginLibrary.open(path: path).inspectionText)
+        } catch {
+            // A path that is not there is the user's mistake (status 2); a broken plugin is a failure (status 1).
+            if error.isUsageError { throw UsageError(error.description) }
+            throw error
+        }
+        return .success
+    }
+
+    // MARK: new
+
+    private static func create(_ arguments: [String]) throws -> ExitStatus {
+        let parsed = try parseArguments(arguments, options: newOptions, command: "plugin new")
+        if parsed.has("help") {
+            print(CommandTables.usage("plugin new", synopsis: "NAME [--directory DIR] [--mode realtime|deferred]",
+                                      summary: "Write a plugin package NAME that builds a .dynamic library jackhost can load.",
+                                      options: newOptions))
+            return .success
+        }
+        guard parsed.positionals.count == 1, let name = parsed.positionals.first else {
+            throw UsageError("plugin new takes one NAME, e.g. `jackhost plugin new PeakHold`")
+        }
+        try PluginTemplate.validate(name: name)
+        let mode: PluginDeliveryMode
+        switch parsed.value("mode") ?? "realtime" {
+        case "realtime": mode = .realtime
+        case "deferred": mode = .deferred
+        case let other: throw UsageError("--mode \(other) is not a mode; use realtime or deferred")
+        }
+        let jackhost = URL(fileURLWithPath: parsed.value("jackhost-path") ?? PluginTemplate.builtFromCheckout)
+            .standardizedFileURL
+        guard let manifest = try? String(contentsOf: jackhost.appendingPathComponent("Package.swift"), encoding: .utf8),
+              manifest.contains("JackHostPluginSDK") else {
+            throw UsageError("no JackHost checkout at \(jackhost.path); pass --jackhost-path DIR (the directory with its Package.swift)")
+        }
+        let parent = URL(fileURLWithPath: parsed.value("directory") ?? FileManager.default.currentDirectoryPath)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("--directory \(parent.path) is not a directory; create it first")
+        }
+        let root = parent.appendingPathComponent(name).standardizedFileURL
+        if FileManager.default.fileExists(atPath: root.path) {
+            throw UsageError("\(root.path) already exists; choose another NAME or --directory")
+        }
+        let files = PluginTemplate.files(name: name, mode: mode, jackhostPath: jackhost.path)
+        do {
+            for (relativePath, contents) in files {
+                let url = root.appendingPathComponent(relativePath)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try contents.write(to: url, atomically: true, encoding: .utf8)
+            }
+        } catch {
+            throw UsageError("cannot write \(root.path): \(error.localizedDescription)")
+        }
+        print("""
+        created \(root.path): a \(mode.rawValue) plugin package depending on \(jackhost.path)
+        next:
+          cd \(root.path)
+          swift build                                   # makes .build/debug/lib\(name).so
+          swift test                                    # runs its tests without JACK
+          jackhost plugin inspect .build/debug/lib\(name).so
+          jackhost run --plugin .build/debug/lib\(name).so --meter -d 5
+        """)
+        return .success
+    }
+}
+
+/// The files of a new plugin package. They are kept here, in the binary, so `jackhost plugin
+/// new` works from any directory; the integration tests build what it writes.
+enum PluginTemplate {
+    /// The checkout this jackhost was built from (this file lives in Sources/JackHostCLI/).
+    static let builtFromCheckout = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// Names that would collide with the modules a plugin package depends on.
+    static let reservedNames: Set<String> = ["JackHost", "JackHostPluginSDK", "JackHostPlugins", "JackHostConsumers",
+                                             "JackHostCLI", "CJackHostPlugin", "CJack", "CSndFile", "CSignals",
+                                             "Foundation", "Swift", "XCTest"]
+
+    /// Accepts names usable as a Swift type, module and package: a letter, then letters, digits or '_'.
+    static func validate(name: String) throws(UsageError) {
+        guard let first = name.first, first.isASCII, first.isLetter,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            throw UsageError("plugin name \"\(name)\" is not usable; use a letter, then letters, digits or '_' (e.g. PeakHold)")
+        }
+        guard !reservedNames.contains(name) else {
+            throw UsageError("plugin name \"\(name)\" clashes with a module the plugin depends on; choose another")
+        }
+    }
+
+    /// Relative path and contents of every file in the package.
+    static func files(name: String, mode: PluginDeliveryMode, jackhostPath: String) -> [(String, String)] {
+        [
+            ("Package.swift", manifest(name: name, jackhostPath: jackhostPath)),
+            ("Sources/\(name)/\(name).swift", mode == .realtime ? realtimeSource(name: name) : deferredSource(name: name)),
+            ("Sources/\(name)/Export.swift", exportSource(name: name)),
+            ("Tests/\(name)Tests/\(name)Tests.swift", testSource(name: name)),
+            ("README.md", readme(name: name, mode: mode)),
+            (".gitignore", ".build/\n.swiftpm/\n"),
+        ]
+    }
+
+    private static func manifest(name: String, jackhostPath: String) -> String {
+        #"""
+        // swift-tools-version:6.0
+        // \#(name): a JackHost plugin. `swift build` makes .build/debug/lib\#(name).so;
+        // load it with `jackhost run --plugin .build/debug/lib\#(name).so`.
+        import PackageDescription
+
+        let package = Package(
+            name: "\#(name)",
+            products: [
+                // .dynamic: a shared object jackhost can dlopen.
+                .library(name: "\#(name)", type: .dynamic, targets: ["\#(name)"]),
+            ],
+            dependencies: [
+                // The JackHost checkout that provides JackHostPluginSDK.
+                .package(name: "JackHost", path: "\#(jackhostPath)"),
+            ],
+            targets: [
+                .target(name: "\#(name)", dependencies: [.product(name: "JackHostPluginSDK", package: "JackHost")]),
+                .testTarget(name: "\#(name)Tests",
+                            dependencies: ["\#(name)", .product(name: "JackHostPluginSDK", package: "JackHost")]),
+            ],
+            swiftLanguageModes: [.v6]
+        )
+
+        """#
+    }
+
+    private static func realtimeSource(name: String) -> String {
+        #"""
+        import Foundation
+        import JackHost
+        import JackHostPluginSDK
+
+        /// A real-time JackHost plugin. As generated, it measures the RMS level of every input and
+        /// writes one line per channel at the end of the run: `\#(name) in_1 rms -3.01 dBFS`.
+        public final class \#(name): RealtimePlugin {
+            /// The name jackhost shows.
+            public static let name = "\#(name)"
+            /// Your plugin's version.
+            public static let version = "0.1.0"
+            /// Options users give as `--plugin lib\#(name).so:output=PATH`.
+            public static let options: [PluginOption] = [.output]
+
+            private let output: PluginOutput
+            /// Per-channel sums of squares, allocated in prepare(): process() must never allocate.
+            private var sums = UnsafeMutableBufferPointer<Double>(start: nil, count: 0)
+            private var frames = 0
+
+            /// Reads the options. Throw to refuse them: the message reaches the user.
+            public init(options: PluginOptions) throws {
+                output = try PluginOutput(path: options.string("output"))
+            }
+
+            deinit { sums.deallocate() }
+
+            /// Ordinary thread, before the first block: allocate everything process() needs.
+            public func prepare(format: StreamFormat) throws {
+                sums.deallocate()
+                sums = .allocate(capacity: format.channelCount)
+                sums.initialize(repeating: 0)
+                frames = 0
+            }
+
+            /// **Real-time thread.** No allocation, locks, I/O or print here (see docs/PLUGINS.md).
+            public func process(_ block: AudioBlock) {
+                for channel in 0..<min(block.channelCount, sums.count) {
+                    let samples = block.buffers[channel]
+                    var sum = 0.0
+                    for index in 0..<samples.count { sum += Double(samples[index]) * Double(samples[index]) }
+                    sums[channel] += sum
+                }
+                frames += block.frameCount
+            }
+
+            /// Ordinary thread, after the last block: report.
+            public func finish() {
+                for channel in 0..<sums.count {
+                    let rms = frames > 0 ? (sums[channel] / Double(frames)).squareRoot() : 0
+                    output.write(line: "\#(name) in_\(channel + 1) rms \(String(format: "%.2f", 20 * log10(rms))) dBFS")
+                }
+            }
+        }
+
+        """#
+    }
+
+    private static func deferredSource(name: String) -> String {
+        #"""
+        import Foundation
+        import JackHost
+        import JackHostPluginSDK
+
+        /// A deferred JackHost plugin: consume() runs on its own worker thread, so it may allocate,
+        /// lock and do I/O. As generated, it measures the RMS level of every input and writes one line
+        /// per channel at the end of the run: `\#(name) in_1 rms -3.01 dBFS dropped 0`.
+        public final class \#(name): DeferredPlugin {
+            /// The name jackhost shows.
+            public static let name = "\#(name)"
+            /// Your plugin's version.
+            public static let version = "0.1.0"
+            /// Options users give as `--plugin lib\#(name).so:output=PATH`.
+            public static let options: [PluginOption] = [.output]
+
+            private let output: PluginOutput
+            private var sums: [Double] = []
+            private var frames = 0
+            private var dropped = 0
+
+            /// Reads the options. Throw to refuse them: the message reaches the user.
+            public init(options: PluginOptions) throws {
+                output = try PluginOutput(path: options.string("output"))
+            }
+
+            /// Ordinary thread, before the first block.
+            public func prepare(format: StreamFormat) throws {
+                sums = Array(repeating: 0, count: format.channelCount)
+                frames = 0
+                dropped = 0
+            }
+
+            /// Worker thread. If the worker fell behind, the host dropped whole blocks for this
+            /// plugin only; `droppedFramesBefore` says how many frames are missing before this one.
+            public func consume(_ block: AudioBlock) {
+                dropped += block.droppedFramesBefore
+                for channel in 0..<min(block.channelCount, sums.count) {
+                    for sample in block.buffers[channel] { sums[channel] += Double(sample) * Double(sample) }
+                }
+                frames += block.frameCount
+            }
+
+            /// Ordinary thread, after the last block: report.
+            public func finish() {
+                for (channel, sum) in sums.enumerated() {
+                    let rms = frames > 0 ? (sum / Double(frames)).squareRoot() : 0
+                    output.write(line: "\#(name) in_\(channel + 1) rms \(String(format: "%.2f", 20 * log10(rms))) dBFS dropped \(dropped)")
+                }
+            }
+        }
+
+        """#
+    }
+
+    private static func exportSource(name: String) -> String {
+        #"""
+        import JackHostPluginSDK
+
+        /// The plugin's one exported C symbol: jackhost finds it with dlsym and reads the descriptor.
+        @c(jackhost_plugin_descriptor)
+        public func jackhostPluginDescriptor() -> UnsafeRawPointer { exportPlugin(\#(name).self) }
+
+        """#
+    }
+
+    private static func testSource(name: String) -> String {
+        #"""
+        import Foundation
+        import JackHostPluginSDK
+        import XCTest
+        @testable import \#(name)
+
+        /// Drives the plugin as jackhost would (prepare, blocks, finish), without JACK.
+        final class \#(name)Tests: XCTestCase {
+            func testFullScaleSineIsMinus3dBFS() throws {
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent("\#(name)-\(UUID().uuidString).txt").path
+                defer { try? FileManager.default.removeItem(atPath: path) }
+                let plugin = try \#(name).make(options: ["output": path])
+                let sine = PluginTestAudio.sine(frequency: 1000, amplitude: 1, frames: 48000)
+                try PluginTestDriver(blockFrames: 256).run(plugin, channels: [sine, sine])
+                let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+                XCTAssertEqual(lines.count, 2)
+                XCTAssertTrue(lines[0].hasPrefix("\#(name) in_1 rms -3.01 dBFS"), String(lines[0]))
+            }
+
+            func testUnknownOptionsAreRefused() {
+                XCTAssertThrowsError(try \#(name).make(options: ["no-such-option": "1"]))
+            }
+        }
+
+        """#
+    }
+
+    private static func readme(name: String, mode: PluginDeliveryMode) -> String {
+        #"""
+        # \#(name)
+
+        A \#(mode.rawValue) JackHost plugin, generated by `jackhost plugin new`.
+
+        ```sh
+        swift build                                          # .build/debug/lib\#(name).so
+        swift test                                           # drives it without JACK
+        jackhost plugin inspect .build/debug/lib\#(name).so
+        jackhost run --plugin .build/debug/lib\#(name).so:output=levels.txt -d 5
+        ```
+
+        Edit `Sources/\#(name)/\#(name).swift`. The rules (what the real-time thread forbids, how
+        options and errors work, the ABI) are in docs/PLUGINS.md of the JackHost checkout.
+
+        """#
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import JackHost
+import XCTest
+
+/// jackhost under PipeWire's JACK, unchanged: every JACK client here is a child process
+/// started with `pw-jack`, so it loads PipeWire's libjack instead of jackd's.
+final class PipeWireTests: XCTestCase {
+    var work: URL!
+
+    override func setUpWithError() throws {
+        work = FileManager.default.temporaryDirectory.appendingPathComponent("jhpwtest-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: work) }
+
+    func testEverythingUnderPipeWire() throws {
+        try JACKFixture.serialized {
+            let pipewire = try PipeWireEnvironment()
+            defer { pipewire.stop() }
+            let jackhost = JackhostBinary.path
+
+            // info reports what PipeWire reports (virtual nodes are not physical: 0 channels).
+            let (rate, period) = try pipewire.reportedRateAndPeriod()
+            let info = try pipewire.run(jackhost, ["info", "--json"])
+            XCTAssertEqual(info.status, 0, info.stderr)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+            XCTAssertEqual(object["sampleRate"] as? Double, Double(rate))
+            XCTAssertEqual(object["bufferFrames"] as? Int, period)
+            print("PipeWire reports \(rate) Hz, \(period) frames; jackhost info agrees")
+
+            // record and stream are bit-exact against a generator in its own pw-jack process.
+            let generator = try pipewire.start("generator", jackhost, ["signal", "-k", "sequence", "-c", "4", "-n", "jhgen"])
+            defer { generator.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhgen:out_4")) ?? false },
+                          generator.log)
+            let wav = work.appendingPathComponent("pw.wav").path
+            let record = try pipewire.run(jackhost, ["record", wav, "-c", "4", "--connect", "jhgen:out_.*", "-d", "2", "--no-meter"])
+            XCTAssertEqual(record.status, 0, record.stderr)
+            JackhostBinary.assertNoSanitizerReport(record.stderr)
+            XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(wav), .init(frames: 96000, channels: 4, sampleRate: rate))
+            let recorded = SequenceCheck.verify(try AudioFileCheck.readWithSox(wav, channels: 4))
+            XCTAssertNil(recorded.firstMismatch, "record under PipeWire: \(recorded)")
+
+            let raw = work.appendingPathComponent("pw.raw").path
+            let stream = try pipewire.run(jackhost, ["stream", "-c", "4", "--connect", "jhgen:out_.*", "-d", "1",
+                                                     "-b", "f32", "-i", "-o", raw])
+            XCTAssertEqual(stream.status, 0, stream.stderr)
+            let floats = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let planar = (0..<4).map { c in stride(from: c, to: floats.count, by: 4).map { floats[$0] } }
+            XCTAssertEqual(planar[0].count, rate)
+            XCTAssertNil(SequenceCheck.verify(planar).firstMismatch, "stream under PipeWire")
+
+            // The meter summary is right for a known sine.
+            let sine = try pipewire.start("sine", jackhost, ["signal", "-k", "sine", "--frequency", "1000", "--amplitude", "0.5",
+                                                             "-c", "2", "-n", "jhsine"])
+            defer { sine.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhsine:out_2")) ?? false })
+            let meter = try pipewire.run(jackhost, ["meter", "-c", "2", "--connect", "jhsine:out_.*", "-d", "2"])
+            XCTAssertEqual(meter.status, 0, meter.stderr)
+            let rows = meter.stdout.split(separator: "\n").filter { $0.hasPrefix("in_") }.map { $0.split(separator: " ") }
+            XCTAssertEqual(rows.count, 2, meter.stdout)
+            for row in rows {
+                XCTAssertEqual(Double(row[1]) ?? 0, -6.02, accuracy: 0.01)
+                XCTAssertEqual(Double(row[2]) ?? 0, -9.03, accuracy: 0.1)
+            }
+            reliabilityFigures("PipeWire", "info \(rate) Hz/\(period) frames; record 96000 frames bit-exact; stream bit-exact; meter -6.02/-9.03")
+        }
+    }
+
+    /// PipeWire calls the xrun callback from the real-time thread; the count must still be right.
+    func testXrunsAreCountedUnderPipeWire() throws {
+        try JACKFixture.serialized {
+            let pipewire = try PipeWireEnvironment()
+            defer { pipewire.stop() }
+            let jackhost = JackhostBinary.path
+            let staller = try pipewire.start("staller", jackhost, ["signal", "-c", "1", "-n", "jhstall", "--stall-ms", "120"])
+            defer { staller.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhstall:out_1")) ?? false })
+            let meter = try pipewire.run(jackhost, ["meter", "-c", "1", "--connect", "jhstall:out_1", "-d", "4"])
+            XCTAssertEqual(meter.status, 0, meter.stderr)
+            let xruns = meter.stdout.split(separator: "\n").first { $0.hasPrefix("in_1") }?.split(separator: " ").last.flatMap { Int($0) }
+            XCTAssertNotNil(xruns, meter.stdout)
+            XCTAssertGreaterThan(xruns ?? 0, 0, "a client stalling 120 ms every second must cause counted xruns: \(meter.stdout)")
+            reliabilityFigures("PipeWire xruns", "a client stalling 120 ms once a second for 4 s: \(xruns ?? -1) xruns counted")
+        }
+    }
+}
+
+/// jackhost on a netjack2 slave: its physical capture ports carry audio a master sends over
+/// a veth pair between two network namespaces.
+final class NetJackTests: XCTestCase {
+    func testSlaveRecordsTheMastersGeneratorAndFollowsAMasterRestart() throws {
+        try JACKFixture.serialized {
+            let net = try NetJackEnvironment(captureChannels: 2)
+            defer { net.stop() }
+            let jackhost = JackhostBinary.path
+            var generator = try net.startInMaster("generator", jackhost, ["signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
+                                                                          "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*"])
+            defer { generator.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { net.masterPorts().contains("jhgen:out_1") })
+
+            // Automatic channel mode: one input per slave capture port, recorded bit-exact.
+            let work = FileManager.default.temporaryDirectory.appendingPathComponent("jhnet-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: work) }
+            let wav = work.appendingPathComponent("net.wav").path
+            let info = try net.runInSlave(jackhost, ["info", "-s", net.slaveServer, "--json"])
+            XCTAssertTrue(info.stdout.contains("\"inputNumberOfChannels\" : 2"), info.stdout)
+            let record = try net.runInSlave(jackhost, ["record", wav, "-s", net.slaveServer, "-d", "2", "--no-meter"])
+            XCTAssertEqual(record.status, 0, record.stderr)
+            let channels = try AudioFileCheck.readWithSox(wav, channels: 2)
+            let report = SequenceCheck.verify(channels)
+            XCTAssertNil(report.firstMismatch, "\(report)")
+            XCTAssertGreaterThan(report.leadingSilence, 0, "network latency shows as leading silence")
+            XCTAssertLessThan(report.leadingSilence, 48000 / 4, "and only a few periods of it")
+            XCTAssertEqual(report.checkedFrames, 96000 - report.leadingSilence, "nothing but leading silence differs")
+
+            // The master goes away and comes back: the slave's driver re-registers its ports and
+            // jackhost reconnects them, recording on.
+            let wav2 = work.appendingPathComponent("net-restart.wav").path
+            let take = try net.startInSlave("take", jackhost, ["record", wav2, "-s", net.slaveServer, "--no-meter"])
+            usleep(1_500_000)
+            generator.stop()
+            net.killMaster()
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) {
+                !((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer]).stdout.contains("system:capture_1")) ?? true)
+            }, "the slave's capture ports go away with the master")
+            try net.startMaster()
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) { net.masterPorts().contains("\(net.slaveNetName):to_slave_1") },
+                          "the slave rejoined")
+            generator = try net.startInMaster("generator2", jackhost, ["signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
+                                                                       "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*"])
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) {
+                let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
+                return lines.contains("system:capture_1")
+            }, "jackhost reconnected the returning capture port")
+            usleep(2_000_000)
+            kill(take.process.processIdentifier, SIGINT)
+            let deadline = Date().addingTimeInterval(20)
+            while take.process.isRunning && Date() < deadline { usleep(50_000) }
+            XCTAssertFalse(take.process.isRunning, "the take finished: \(take.log)")
+            XCTAssertEqual(take.process.terminationStatus, 0, take.log)
+            let after = try AudioFileCheck.readWithSox(wav2, channels: 2)
+            let tail = after.map { Array($0.suffix(24000)) }
+            XCTAssertNil(SequenceCheck.verify(tail).firstMismatch, "the last half second carries the restarted master's signal")
+            reliabilityFigures("netjack2", "slave in automatic mode: 2 inputs; \(report.leadingSilence) frames of leading silence, then \(report.checkedFrames) bit-exact; after a master restart the ports were reconnected and the last 0.5 s is bit-exact again")
+        }
+    }
+}

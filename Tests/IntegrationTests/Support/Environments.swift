@@ -1,0 +1,242 @@
+import Foundation
+import JackHost
+import XCTest
+
+/// Whether a missing environment (packages, root) must fail rather than skip: CI sets it.
+let environmentsRequired = ProcessInfo.processInfo.environment["JACKHOST_REQUIRE_ENVIRONMENTS"] == "1"
+
+/// Skips loudly, or fails when ``environmentsRequired``.
+func skipEnvironment(_ reason: String) throws -> Never {
+    let line = "SKIPPED LOUDLY: \(reason)"
+    print(String(repeating: "!", count: line.count))
+    print(line)
+    print(String(repeating: "!", count: line.count))
+    if environmentsRequired { XCTFail("required environment missing: \(reason)") }
+    throw XCTSkip(reason)
+}
+
+/// A long-running child process that is always stopped (SIGTERM, then SIGKILL).
+final class Daemon {
+    let process = Process()
+    let name: String
+    let logURL: URL
+
+    init(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String], logDirectory: URL) throws {
+        self.name = name
+        logURL = logDirectory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    func stop(grace: Double = 3) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// A headless PipeWire in a private runtime directory: dbus, pipewire and wireplumber.
+/// JACK clients run under `pw-jack`, so they load PipeWire's libjack.
+final class PipeWireEnvironment {
+    let runtimeDirectory: URL
+    let environment: [String: String]
+    private var daemons: [Daemon] = []
+
+    static let tools = ["/usr/bin/pw-jack", "/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/dbus-daemon", "/usr/bin/pw-cli"]
+
+    init() throws {
+        for tool in PipeWireEnvironment.tools where !FileManager.default.isExecutableFile(atPath: tool) {
+            try skipEnvironment("PipeWire suite: \(tool) is missing; run scripts/setup --environments")
+        }
+        runtimeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jhpw-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtimeDirectory.path)/bus"
+        environment["JACK_NO_START_SERVER"] = "1"
+        environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        self.environment = environment
+        do {
+            daemons.append(try Daemon("dbus", "/usr/bin/dbus-daemon",
+                                      ["--session", "--address=unix:path=\(runtimeDirectory.path)/bus", "--nofork"],
+                                      environment: environment, logDirectory: runtimeDirectory))
+            guard JACKFixture.waitUntil(timeout: 5, { FileManager.default.fileExists(atPath: runtimeDirectory.path + "/bus") }) else {
+                throw JackError.serverStartFailed(reason: "dbus did not start: \(daemons[0].log)")
+            }
+            daemons.append(try Daemon("pipewire", "/usr/bin/pipewire", [], environment: environment, logDirectory: runtimeDirectory))
+            daemons.append(try Daemon("wireplumber", "/usr/bin/wireplumber", [], environment: environment, logDirectory: runtimeDirectory))
+            let ready = JACKFixture.waitUntil(timeout: 15) {
+                ((try? self.run("jack_lsp", [], timeout: 5))?.status ?? 1) == 0
+            }
+            guard ready else { throw JackError.serverStartFailed(reason: "PipeWire's JACK did not answer: \(daemons[1].log)") }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops wireplumber, pipewire and dbus, and removes the runtime directory.
+    func stop() {
+        daemons.reversed().forEach { $0.stop() }
+        daemons = []
+        try? FileManager.default.removeItem(at: runtimeDirectory)
+    }
+
+    /// Runs a JACK tool under pw-jack and waits for it.
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> JACKFixture.ToolResult {
+        let path = tool.hasPrefix("/") ? tool : (PrivateJACKServer.findExecutable(tool) ?? tool)
+        return try JACKFixture.run("/usr/bin/pw-jack", [path] + arguments, timeout: timeout, environment: environment)
+    }
+
+    /// Starts a JACK tool under pw-jack in the background.
+    func start(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
+        try Daemon(name, "/usr/bin/pw-jack", [tool] + arguments, environment: environment, logDirectory: runtimeDirectory)
+    }
+
+    /// What PipeWire's JACK reports for rate and period, read with JACK's own tools.
+    func reportedRateAndPeriod() throws -> (rate: Int, period: Int) {
+        let rate = try run("jack_samplerate", []).stdout.filter(\.isNumber)
+        let period = try run("jack_bufsize", []).stdout.filter(\.isNumber)
+        return (Int(rate) ?? -1, Int(period) ?? -1)
+    }
+}
+
+/// A netjack2 master and slave on two network namespaces joined by a veth pair, so the two
+/// "machines" have separate network stacks. All traffic stays on that pair (unicast).
+final class NetJackEnvironment {
+    let masterNamespace: String
+    let slaveNamespace: String
+    let masterServer: String
+    let slaveServer: String
+    let slaveNetName = "jhslave"
+    let masterAddress = "10.77.0.1"
+    let captureChannels: Int
+    private let logDirectory: URL
+    private var master: Daemon?
+    private var slave: Daemon?
+    private let suffix = "\(getpid() % 100000)"
+
+    init(captureChannels: Int = 2) throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ||
+                              FileManager.default.isExecutableFile(atPath: "/sbin/ip") else {
+            try skipEnvironment("netjack2 suite: needs root and iproute2 for network namespaces")
+        }
+        self.captureChannels = captureChannels
+        masterNamespace = "jhmaster\(suffix)"
+        slaveNamespace = "jhslave\(suffix)"
+        masterServer = "jhnetmaster\(suffix)"
+        slaveServer = "jhnetslave\(suffix)"
+        logDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jhnet-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        let ip = FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
+        let veth = ("jhva\(suffix)", "jhvb\(suffix)")
+        let steps: [[String]] = [
+            ["netns", "add", masterNamespace], ["netns", "add", slaveNamespace],
+            ["link", "add", veth.0, "type", "veth", "peer", "name", veth.1],
+            ["link", "set", veth.0, "netns", masterNamespace], ["link", "set", veth.1, "netns", slaveNamespace],
+            ["-n", masterNamespace, "addr", "add", "\(masterAddress)/30", "dev", veth.0],
+            ["-n", slaveNamespace, "addr", "add", "10.77.0.2/30", "dev", veth.1],
+            ["-n", masterNamespace, "link", "set", veth.0, "up"], ["-n", slaveNamespace, "link", "set", veth.1, "up"],
+            ["-n", masterNamespace, "link", "set", "lo", "up"], ["-n", slaveNamespace, "link", "set", "lo", "up"],
+        ]
+        for step in steps {
+            let result = try JACKFixture.run(ip, step)
+            if result.status != 0 {
+                teardownNamespaces()
+                try skipEnvironment("netjack2 suite: `ip \(step.joined(separator: " "))` failed: \(result.stderr)")
+            }
+        }
+        do {
+            try startMaster()
+            slave = try Daemon("slave", "/usr/sbin/ip", ["netns", "exec", slaveNamespace, "jackd", "-n", slaveServer, "--no-realtime",
+                                                         "-d", "net", "-a", masterAddress, "-n", slaveNetName,
+                                                         "-C", String(captureChannels), "-P", "2"],
+                               environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+            guard JACKFixture.waitUntil(timeout: 20, { self.masterPorts().contains("\(self.slaveNetName):to_slave_1") }) else {
+                throw JackError.serverStartFailed(reason: "the slave never joined the master: \(slave?.log ?? "")")
+            }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    /// Starts the master: a dummy jackd plus the netmanager internal client, unicast only.
+    func startMaster() throws {
+        master = try Daemon("master", "/usr/sbin/ip", ["netns", "exec", masterNamespace, "jackd", "-n", masterServer,
+                                                       "--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"],
+                            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+        guard JACKFixture.waitUntil(timeout: 10, { PrivateJACKServer.isRunning(self.masterServer) }) else {
+            throw JackError.serverStartFailed(reason: "master jackd: \(master?.log ?? "")")
+        }
+        let load = try runInMaster("jack_load", ["-s", masterServer, "netmanager", "-i", "-a \(masterAddress)"])
+        guard load.status == 0 else { throw JackError.serverStartFailed(reason: "netmanager: \(load.stderr)") }
+    }
+
+    /// Kills the master (a jackd with netmanager loaded may ignore SIGTERM, so SIGKILL).
+    func killMaster() {
+        if let master {
+            kill(master.process.processIdentifier, SIGKILL)
+            master.process.waitUntilExit()
+        }
+        master = nil
+        PrivateJACKServer.reclaimRegistrySlot(name: masterServer)
+    }
+
+    func masterPorts() -> [String] {
+        (try? JACKFixture.run("jack_lsp", ["-s", masterServer], timeout: 5).stdout.split(separator: "\n").map(String.init)) ?? []
+    }
+
+    func runInMaster(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> JACKFixture.ToolResult {
+        try JACKFixture.run("/usr/sbin/ip", ["netns", "exec", masterNamespace, tool] + arguments, timeout: timeout)
+    }
+
+    func runInSlave(_ tool: String, _ arguments: [String], timeout: Double = 60) throws -> JACKFixture.ToolResult {
+        try JACKFixture.run("/usr/sbin/ip", ["netns", "exec", slaveNamespace, tool] + arguments, timeout: timeout)
+    }
+
+    func startInMaster(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
+        try Daemon(name, "/usr/sbin/ip", ["netns", "exec", masterNamespace, tool] + arguments,
+                   environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+    }
+
+    func startInSlave(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
+        try Daemon(name, "/usr/sbin/ip", ["netns", "exec", slaveNamespace, tool] + arguments,
+                   environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+    }
+
+    /// Stops both servers and removes the namespaces (which removes the veth pair).
+    func stop() {
+        slave?.stop()
+        slave = nil
+        if master != nil { killMaster() }
+        PrivateJACKServer.reclaimRegistrySlot(name: slaveServer)
+        teardownNamespaces()
+        try? FileManager.default.removeItem(at: logDirectory)
+    }
+
+    private func teardownNamespaces() {
+        _ = try? JACKFixture.run("/usr/sbin/ip", ["netns", "del", masterNamespace])
+        _ = try? JACKFixture.run("/usr/sbin/ip", ["netns", "del", slaveNamespace])
+    }
+}

@@ -6,7 +6,8 @@ public struct AudioTimestamp: Sendable, Equatable, BitwiseCopyable {
     public var microseconds: UInt64
     /// The cycle's sequence number, counting from 0 at activation.
     public var sequence: UInt64
-    /// True when the server reported an xrun since the previous cycle.
+    /// True when the server reported an xrun since the previous cycle, or its frame time
+    /// jumped (cycles skipped for this client) since the previous cycle.
     public var xrunSincePreviousCycle: Bool
 
     /// Creates a timestamp.
@@ -60,7 +61,7 @@ public struct AudioBlock: @unchecked Sendable {
     /// When the first frame was captured.
     public let timestamp: AudioTimestamp
     /// Frames this consumer lost (its ring was full) between the previous block and this one.
-    /// Always 0 for real-time consumers.
+    /// Always 0 for real-time consumers. A recorder writes this much silence to keep the timeline.
     public let droppedFramesBefore: Int
 
     /// Creates a block.

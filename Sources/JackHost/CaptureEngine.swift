@@ -24,11 +24,17 @@ final class CaptureEngine: @unchecked Sendable {
     private var sequence: UInt64 = 0
     /// The xrun total the process thread last reported (process thread only).
     private var xrunsReported = 0
+    /// The frame time the next cycle should start at (process thread only).
+    private var expectedFrameTime: UInt32?
 
     /// Cycles completed.
     let cycles = Atomic<Int>(0)
     /// Frames captured and delivered (every cycle's frame count, up to the frame limit).
     let capturedFrames = Atomic<Int>(0)
+    /// Frames the server skipped for this client (jumps in frame time between cycles).
+    let timelineGapFrames = Atomic<Int>(0)
+    /// How many such jumps there were.
+    let timelineGaps = Atomic<Int>(0)
     /// Xruns reported by the server, excluding those around freewheel transitions.
     let xruns = Atomic<Int>(0)
     /// Set by the port-connect callback; the monitor thread re-reads connections.
@@ -90,9 +96,26 @@ final class CaptureEngine: @unchecked Sendable {
             channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
         }
         let times = client.cycleTimes()
+        // A jump in frame time means the server's clock moved on without running this client
+        // for those frames: audio from a capture device in that time never reached us. Some
+        // servers (PipeWire's dummy driver) report no xrun for it, so jackhost measures it,
+        // counts it and flags the block. It is not filled with silence: sources that are
+        // clients (not devices) may still deliver a contiguous stream across the jump.
+        // Freewheel transitions move the clock and are ignored.
+        var gap = 0
+        if let expected = expectedFrameTime, times.frames != expected,
+           !freewheeling.load(ordering: .relaxed), xrunGraceCycles.load(ordering: .relaxed) == 0 {
+            let jump = Int(Int32(bitPattern: times.frames &- expected))
+            if jump > 0 && jump < 1 << 24 {
+                gap = jump
+                timelineGapFrames.add(jump, ordering: .relaxed)
+                timelineGaps.add(1, ordering: .relaxed)
+            }
+        }
+        expectedFrameTime = times.frames &+ frames
         let xrunTotal = xruns.load(ordering: .relaxed)
-        let timestamp = AudioTimestamp(frameTime: times.frames, microseconds: times.microseconds,
-                                       sequence: sequence, xrunSincePreviousCycle: xrunTotal != xrunsReported)
+        let timestamp = AudioTimestamp(frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
+                                       xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0)
         xrunsReported = xrunTotal
         sequence &+= 1
         // With a frame limit, the last cycle is cut to the exact frame and later ones are skipped.

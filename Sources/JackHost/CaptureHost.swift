@@ -271,6 +271,8 @@ public final class CaptureHost: @unchecked Sendable {
             retired.cycles += stats.cycles
             retired.capturedFrames += stats.capturedFrames
             retired.xruns += stats.xruns
+            retired.timelineGaps += stats.timelineGaps
+            retired.timelineGapFrames += stats.timelineGapFrames
             for consumer in stats.consumers {
                 let previous = retiredConsumers[consumer.name] ?? (0, 0)
                 retiredConsumers[consumer.name] = (previous.delivered + consumer.deliveredFrames,
@@ -304,6 +306,8 @@ public final class CaptureHost: @unchecked Sendable {
                 total.cycles += live.cycles
                 total.capturedFrames += live.capturedFrames
                 total.xruns += live.xruns
+                total.timelineGaps += live.timelineGaps
+                total.timelineGapFrames += live.timelineGapFrames
             }
             let names = deferredConsumers.map { $0.consumer.consumerName }
             total.consumers = names.map { name in
@@ -588,6 +592,8 @@ private final class LiveSession: @unchecked Sendable {
             cycles: engine.cycles.load(ordering: .relaxed),
             capturedFrames: engine.capturedFrames.load(ordering: .relaxed),
             xruns: engine.xruns.load(ordering: .relaxed),
+            timelineGaps: engine.timelineGaps.load(ordering: .relaxed),
+            timelineGapFrames: engine.timelineGapFrames.load(ordering: .relaxed),
             connectionFailures: 0,
             consumers: runners.map {
                 .init(name: $0.consumer.consumerName,
@@ -628,6 +634,10 @@ public struct CaptureStatistics: Sendable, Equatable {
     public var capturedFrames = 0
     /// Xruns the server reported.
     public var xruns = 0
+    /// Jumps in frame time between cycles: the server skipped this client, reported or not.
+    public var timelineGaps = 0
+    /// Frames in those jumps: audio that never reached jackhost.
+    public var timelineGapFrames = 0
     /// Connections that failed.
     public var connectionFailures = 0
     /// Deferred consumers' counters, in the order they were added.

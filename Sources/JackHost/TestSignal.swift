@@ -55,7 +55,7 @@ public final class TestSignalSource: @unchecked Sendable {
                 client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Test signal \(index)")
                 ports.append(port)
             }
-            state = SignalState(ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
+            state = SignalState(client: client, ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
                                 stallMicroseconds: stallMicroseconds)
             state.install(on: client)
             outputPortNames = ports.map { client.fullName(of: $0) }
@@ -100,7 +100,7 @@ final class SignalState: @unchecked Sendable {
     private var frame = 0
     let stallMicroseconds: UInt32
 
-    init(ports: [JackPort], signal: TestSignal, sampleRate: Double, stallMicroseconds: UInt32 = 0) {
+    init(client: JackClient, ports: [JackPort], signal: TestSignal, sampleRate: Double, stallMicroseconds: UInt32 = 0) {
         self.stallMicroseconds = stallMicroseconds
         channelCount = ports.count
         self.ports = .allocate(capacity: ports.count)

@@ -96,7 +96,8 @@ final class CaptureSession {
         let display = meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         display?.counters = { [host] in
             let stats = host.statistics
-            return .init(droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns)
+            return .init(droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
+                         skippedFrames: stats.timelineGapFrames)
         }
         display?.start()
 
@@ -138,7 +139,8 @@ final class CaptureSession {
         }
         let dropped = stats.consumers.map(\.droppedFrames).max() ?? 0
         if let meter, !plan.quiet {
-            write(MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: dropped, xruns: stats.xruns)),
+            write(MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: dropped, xruns: stats.xruns,
+                                                                               skippedFrames: stats.timelineGapFrames)),
                   to: reportDescriptor)
         }
         if let recorder, !plan.quiet {
@@ -151,6 +153,9 @@ final class CaptureSession {
         if let timer = host.callbackTimer {
             let period = host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
             write("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)
+        }
+        if stats.timelineGaps > 0 {
+            printNote("the server's clock skipped this client \(stats.timelineGaps) time(s), \(stats.timelineGapFrames) frames in all (frame time jumped); audio a device captured then never reached jackhost")
         }
         if stats.xruns > 0 || dropped > 0 {
             printNote("xruns: \(stats.xruns), dropped frames: \(dropped)")

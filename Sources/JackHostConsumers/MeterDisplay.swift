@@ -11,10 +11,13 @@ public final class MeterDisplay: @unchecked Sendable {
         public var droppedFrames: Int
         /// Xruns the server reported.
         public var xruns: Int
+        /// Frames the server's clock skipped for this client (frame-time jumps).
+        public var skippedFrames: Int
         /// Creates counters.
-        public init(droppedFrames: Int = 0, xruns: Int = 0) {
+        public init(droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0) {
             self.droppedFrames = droppedFrames
             self.xruns = xruns
+            self.skippedFrames = skippedFrames
         }
     }
 
@@ -80,7 +83,7 @@ public final class MeterDisplay: @unchecked Sendable {
             for (index, levels) in snapshot.enumerated() {
                 text += MeterDisplay.barLine(channel: index + 1, levels: levels, hold: holds[index].level) + "\u{1B}[K\n"
             }
-            text += "xruns \(counters.xruns)  dropped \(counters.droppedFrames)\u{1B}[K\n"
+            text += "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)\u{1B}[K\n"
             drawnLines = snapshot.count + 1
             write(text)
         } else {
@@ -114,9 +117,11 @@ public final class MeterDisplay: @unchecked Sendable {
     }
 
     /// The summary table printed at exit, one row per channel:
-    /// `channel  peak_dBFS  rms_dBFS  clips  dropped  xruns`, with two decimals.
+    /// `channel  peak_dBFS  rms_dBFS  clips  dropped  skipped  xruns`, with two decimals:
+    /// dropped frames are ring overruns in jackhost, skipped frames are frame-time jumps
+    /// (the server's clock moved on without running jackhost), xruns are what the server reported.
     public static func summary(levels: [ChannelLevels], counters: Counters) -> String {
-        var lines = ["channel  peak_dBFS  rms_dBFS  clips  dropped  xruns"]
+        var lines = ["channel  peak_dBFS  rms_dBFS  clips  dropped  skipped  xruns"]
         for (index, channel) in levels.enumerated() {
             func db(_ value: Float) -> String {
                 let v = LevelMeter.dB(value)
@@ -126,7 +131,8 @@ public final class MeterDisplay: @unchecked Sendable {
             lines.append([name.padding(toLength: 7, withPad: " ", startingAt: 0),
                           db(channel.overallPeak).leftPadded(9), db(channel.overallRMS).leftPadded(9),
                           String(channel.clips).leftPadded(6), String(counters.droppedFrames).leftPadded(8),
-                          String(counters.xruns).leftPadded(6)].joined(separator: "  "))
+                          String(counters.skippedFrames).leftPadded(8), String(counters.xruns).leftPadded(6)]
+                .joined(separator: "  "))
         }
         return lines.joined(separator: "\n") + "\n"
     }

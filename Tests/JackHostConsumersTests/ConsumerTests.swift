@@ -44,7 +44,7 @@ final class LevelMeterTests: XCTestCase {
         let summary = MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: 5, xruns: 2))
         XCTAssertTrue(summary.contains("in_1"))
         XCTAssertTrue(summary.contains("-6.02"))
-        XCTAssertTrue(summary.hasPrefix("channel  peak_dBFS  rms_dBFS  clips  dropped  xruns"))
+        XCTAssertTrue(summary.hasPrefix("channel  peak_dBFS  rms_dBFS  clips  dropped  skipped  xruns"))
     }
 }
 

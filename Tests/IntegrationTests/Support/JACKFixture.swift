@@ -154,6 +154,31 @@ enum SequenceCheck {
         return total
     }
 
+    /// For recordings with gaps filled by silence. Counts the frames that are silent on every
+    /// channel after the signal started, and the places where the sequence jumps. Every other
+    /// frame must continue the sequence exactly, on every channel, aligned across channels.
+    static func verifyGapsFilledWithSilence(_ channels: [[Float]]) -> (silentFrames: Int, jumps: [Int], mismatch: String?) {
+        guard let frames = channels.first?.count,
+              let start = (0..<frames).first(where: { i in channels.allSatisfy { $0[i] != 0 } }) else {
+            return (0, [], "no frame where every channel carries signal")
+        }
+        func index(_ value: Float, channel: Int) -> Int {
+            let k = Int(Int16(value * 32768)) & 0xFFFF
+            return ((k &- 1 &- channel &* 7919) &* 31_711) & 0xFFFF
+        }
+        var silent = 0, jumps: [Int] = [], expected: Int?
+        for i in start..<frames {
+            if channels.allSatisfy({ $0[i] == 0 }) { silent += 1; continue }
+            let frame = index(channels[0][i], channel: 0)
+            if let expected, frame != expected { jumps.append((frame - expected) & 0xFFFF) }
+            for c in channels.indices where channels[c][i].bitPattern != TestSignal.sequenceValue(channel: c, frame: frame).bitPattern {
+                return (silent, jumps, "frame \(i) channel \(c) is not aligned with channel 0")
+            }
+            expected = (frame + 1) & 0xFFFF
+        }
+        return (silent, jumps, nil)
+    }
+
     /// The standard check: ``verifyEachChannel(_:)``, which also proves the channels are aligned.
     static func verify(_ channels: [[Float]]) -> Report {
         guard channels.count >= 2 else {

@@ -1,0 +1,351 @@
+// kernel-bench: JackHost's deferred-delivery ring and sample-conversion kernels, each timed
+// side by side with a plain C peer in the same process, alternating subject and peers
+// round by round (A B C A B C ...), so that a noisy machine slows all of them alike.
+//
+// Output: one JSON object per line, one per measurement, for scripts/bench to take medians of:
+//   {"case":"convert","item":"int16","subject":"jackhost","round":0,"rate":1.2e9,"unit":"samples/s"}
+// Before anything is timed, every kernel's output is compared with its scalar peer's, bit for bit.
+import CBaselines
+import Foundation
+import JackHost
+import JackHostConsumers
+import Synchronization
+
+// MARK: - Options
+
+struct Options {
+    var rounds = 5
+    var seconds = 0.2
+    var cases: Set<String> = ["convert", "ring"]
+
+    init(_ arguments: [String]) {
+        var index = 1
+        func value() -> String {
+            index += 1
+            guard index < arguments.count else { Options.usage() }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--rounds": guard let n = Int(value()), n > 0 else { Options.usage() }; rounds = n
+            case "--seconds": guard let s = Double(value()), s > 0 else { Options.usage() }; seconds = s
+            case "--only": cases = [value()]
+            default: Options.usage()
+            }
+            index += 1
+        }
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(Data("""
+            usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring]
+              --rounds N   rounds per item; subject and peers alternate within each round (default 5)
+              --seconds S  time per measurement (default 0.2)
+
+            """.utf8))
+        exit(2)
+    }
+}
+
+// MARK: - Timing
+
+@inline(__always)
+func nowSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+}
+
+/// Calls `body` in batches until `seconds` have passed; returns calls per second.
+func callsPerSecond(seconds: Double, _ body: () -> Void) -> Double {
+    body()  // warm caches and page in the destination
+    var calls = 0
+    var batch = 1
+    let start = nowSeconds()
+    var elapsed = 0.0
+    while elapsed < seconds {
+        for _ in 0..<batch { body() }
+        calls += batch
+        elapsed = nowSeconds() - start
+        if elapsed < seconds / 20 { batch *= 2 }
+    }
+    return Double(calls) / elapsed
+}
+
+func emit(_ caseName: String, _ item: String, _ subject: String, _ round: Int, _ rate: Double, _ unit: String) {
+    FileHandle.standardOutput.write(Data(("{\"case\":\"\(caseName)\",\"item\":\"\(item)\",\"subject\":\"\(subject)\",\"round\":\(round),\"rate\":\(rate),\"unit\":\"\(unit)\"}\n").utf8))
+}
+
+/// The same pointer array, typed as C sees `const float *const *`.
+func cArray(_ pointers: UnsafePointer<UnsafePointer<Float>>) -> UnsafePointer<UnsafePointer<Float>?> {
+    UnsafeRawPointer(pointers).assumingMemoryBound(to: UnsafePointer<Float>?.self)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("kernel-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+// MARK: - Conversion kernels
+
+/// Deterministic test signal: mostly in [-1, 1], with some lanes beyond full scale so the
+/// clamps are exercised, like a hot input.
+func fillSignal(_ buffer: UnsafeMutablePointer<Float>, count: Int) {
+    var state: UInt32 = 0x1234_5678
+    for index in 0..<count {
+        state = state &* 1_664_525 &+ 1_013_904_223
+        buffer[index] = (Float(state >> 8) / Float(1 << 24)) * 2.5 - 1.25
+    }
+}
+
+/// Values where rounding, clamping and saturation differ most easily.
+let edgeValues: [Float] = [
+    0, -0, 1, -1, 1.5, -1.5, .nan, .infinity, -.infinity, Float(1).nextUp, Float(-1).nextDown,
+    0.5 / 32768, 1.5 / 32768, 2.5 / 32768, -0.5 / 32768, -2.5 / 32768, 32767.5 / 32768,
+    0.5 / 8_388_608, 1.5 / 8_388_608, 8_388_607.5 / 8_388_608, Float(1).nextDown, -Float(1).nextDown,
+    127.99, -128, -128.5, 128, 0.5 / 16_777_216, 1.5 / 16_777_216, .ulpOfOne, -.ulpOfOne,
+]
+
+func checkEqual<T: Equatable>(_ name: String, _ a: UnsafePointer<T>, _ b: UnsafePointer<T>, _ count: Int, _ input: UnsafePointer<Float>) {
+    for index in 0..<count where a[index] != b[index] {
+        fail("\(name): jackhost and the scalar peer differ at \(index) for input \(input[index]): \(a[index]) vs \(b[index])")
+    }
+}
+
+/// Floats compare by bit pattern: interleaving must move NaNs and signed zeros unchanged.
+func checkEqual(_ name: String, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int, _ input: UnsafePointer<Float>) {
+    for index in 0..<count where a[index].bitPattern != b[index].bitPattern {
+        fail("\(name): jackhost and the scalar peer differ at \(index): \(a[index]) vs \(b[index])")
+    }
+}
+
+func runConversion(_ options: Options) {
+    let channels = 64, frames = 256
+    let count = channels * frames
+    let source = UnsafeMutablePointer<Float>.allocate(capacity: count)
+    fillSignal(source, count: count)
+    for (index, value) in edgeValues.enumerated() { source[index * 97] = value }
+    let out16 = UnsafeMutablePointer<Int16>.allocate(capacity: count)
+    let peer16 = UnsafeMutablePointer<Int16>.allocate(capacity: count)
+    let out32 = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+    let peer32 = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+    let outFloat = UnsafeMutablePointer<Float>.allocate(capacity: count)
+    let peerFloat = UnsafeMutablePointer<Float>.allocate(capacity: count)
+    let copy = UnsafeMutablePointer<Float>.allocate(capacity: count)
+    for pointer in [out32, peer32] { pointer.initialize(repeating: 0, count: count) }
+    for pointer in [out16, peer16] { pointer.initialize(repeating: 0, count: count) }
+    for pointer in [outFloat, peerFloat, copy] { pointer.initialize(repeating: 0, count: count) }
+
+    // Planar channel pointers over the same samples, for interleaving.
+    func channelPointers(_ channelCount: Int) -> UnsafeMutableBufferPointer<UnsafePointer<Float>> {
+        let pointers = UnsafeMutableBufferPointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
+        let length = count / channelCount
+        for channel in 0..<channelCount { pointers[channel] = UnsafePointer(source + channel * length) }
+        return pointers
+    }
+    let planar64 = channelPointers(64)
+    let planar2 = channelPointers(2)
+
+    struct Kernel {
+        var item: String
+        var jackhost: () -> Void
+        var scalar: () -> Void
+        var swiftScalar: (() -> Void)?
+        var check: () -> Void
+    }
+    let kernels: [Kernel] = [
+        Kernel(item: "int16",
+               jackhost: { SampleConversion.floatToInt16(source, out16, count: count) },
+               scalar: { cb_float_to_int16(source, peer16, count) },
+               swiftScalar: { for i in 0..<count { out16[i] = SampleConversion.referenceInt16(source[i]) } },
+               check: { checkEqual("int16", out16, peer16, count, source) }),
+        Kernel(item: "int24",
+               jackhost: { SampleConversion.floatToInt24(source, out32, count: count) },
+               scalar: { cb_float_to_int24(source, peer32, count) },
+               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt24(source[i]) } },
+               check: { checkEqual("int24", out32, peer32, count, source) }),
+        // What the recorder calls for 24-bit files: the same conversion shifted left by 8.
+        Kernel(item: "int24 left-justified",
+               jackhost: { SampleConversion.floatToInt24LeftJustified(source, out32, count: count) },
+               scalar: { cb_float_to_int24_left_justified(source, peer32, count) },
+               swiftScalar: nil,
+               check: { checkEqual("int24 left-justified", out32, peer32, count, source) }),
+        Kernel(item: "int32",
+               jackhost: { SampleConversion.floatToInt32(source, out32, count: count) },
+               scalar: { cb_float_to_int32(source, peer32, count) },
+               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt32(source[i]) } },
+               check: { checkEqual("int32", out32, peer32, count, source) }),
+        Kernel(item: "8.24",
+               jackhost: { SampleConversion.floatToFixed8_24(source, out32, count: count) },
+               scalar: { cb_float_to_fixed8_24(source, peer32, count) },
+               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceFixed8_24(source[i]) } },
+               check: { checkEqual("8.24", out32, peer32, count, source) }),
+        Kernel(item: "interleave x64",
+               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar64), frames: count / 64, into: outFloat) },
+               scalar: { cb_interleave(cArray(planar64.baseAddress!), 64, count / 64, peerFloat) },
+               swiftScalar: nil,
+               check: { checkEqual("interleave x64", outFloat, peerFloat, count, source) }),
+        Kernel(item: "interleave x2",
+               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar2), frames: count / 2, into: outFloat) },
+               scalar: { cb_interleave(cArray(planar2.baseAddress!), 2, count / 2, peerFloat) },
+               swiftScalar: nil,
+               check: { checkEqual("interleave x2", outFloat, peerFloat, count, source) }),
+    ]
+    let memcpyPeer = { cb_memcpy(copy, source, count * MemoryLayout<Float>.stride) }
+
+    // Same work first: a kernel that disagrees with its peer is not benchmarked.
+    for kernel in kernels {
+        kernel.jackhost()
+        kernel.scalar()
+        kernel.check()
+        // NaN lanes make the Swift reference and the C peer agree too; check it as well.
+        if let swiftScalar = kernel.swiftScalar {
+            swiftScalar()
+            kernel.check()
+        }
+    }
+
+    for kernel in kernels {
+        for round in 0..<options.rounds {
+            // Rotate the order every round, so that no subject always runs first.
+            var subjects: [(String, () -> Void)] = [("jackhost", kernel.jackhost), ("scalar", kernel.scalar), ("memcpy", memcpyPeer)]
+            if let swiftScalar = kernel.swiftScalar { subjects.append(("swift-reference", swiftScalar)) }
+            let rotation = round % subjects.count
+            subjects = Array(subjects[rotation...] + subjects[..<rotation])
+            for (subject, body) in subjects {
+                let rate = callsPerSecond(seconds: options.seconds, body) * Double(count)
+                emit("convert", kernel.item, subject, round, rate, "samples/s")
+            }
+        }
+    }
+}
+
+// MARK: - Deferred delivery
+
+/// The worker side, as `DeferredConsumerRunner` runs it: drain every ready block into the
+/// consumer, sleep `pollMicroseconds` when there was none, exit after a final drain once
+/// asked to stop. The consumer reads one sample per channel, like a tap that looks at its data.
+final class DeliveryWorker: @unchecked Sendable {
+    let ring: AudioBlockRing
+    let stop = Atomic<Bool>(false)
+    let finished = DispatchSemaphore(value: 0)
+    var delivered = 0
+    var sink: UInt32 = 0
+    let pollMicroseconds: UInt32
+
+    init(ring: AudioBlockRing, pollMicroseconds: UInt32) {
+        self.ring = ring
+        self.pollMicroseconds = pollMicroseconds
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                let stopping = stop.load(ordering: .acquiring)
+                var drained = 0
+                while ring.readNext({ block in
+                    for channel in 0..<block.channelCount { sink ^= block.buffers[channel][0].bitPattern }
+                    delivered += block.frameCount
+                }) {
+                    drained += 1
+                }
+                if stopping { break }
+                if drained == 0 { usleep(pollMicroseconds) }
+            }
+            finished.signal()
+        }
+        thread.start()
+    }
+}
+
+func runRing(_ options: Options) {
+    // Ring sizing as CaptureHost.makeRunners does for a 2 s ring at 48 kHz; the worker polls at
+    // a quarter period clamped to 0.5...5 ms, as the host configures it.
+    let sampleRate = 48_000
+    for (channels, frames) in [(64, 64), (64, 1024)] {
+        let minimumFrames = max(2 * sampleRate, 8 * max(frames, 1024))
+        let period = Double(frames) / Double(sampleRate)
+        let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
+        let item = "\(channels)ch x \(frames)"
+        // Source buffers, like JACK's port buffers: one small buffer per channel.
+        let sources = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+        for channel in 0..<channels {
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+            fillSignal(buffer, count: frames)
+            sources[channel] = UnsafePointer(buffer)
+        }
+        let view = AudioBufferListView(channels: sources, channelCount: channels, frameCount: frames)
+        let blockBytes = Double(channels * frames * MemoryLayout<Float>.stride)
+
+        let ring = AudioBlockRing(channelCount: channels, minimumFrames: minimumFrames)
+        let capacity = ring.capacityFrames
+        let peerRing = UnsafeMutablePointer<Float>.allocate(capacity: channels * capacity)
+        peerRing.initialize(repeating: 0, count: channels * capacity)
+
+        // Correctness: what the worker receives is what was written.
+        do {
+            let worker = DeliveryWorker(ring: ring, pollMicroseconds: poll)
+            var mismatch = false
+            _ = ring.write(view, timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false),
+                           droppedFramesBefore: 0)
+            _ = ring.readNext { block in
+                for channel in 0..<channels where !block.buffers[channel].elementsEqual(UnsafeBufferPointer(start: sources[channel], count: frames)) {
+                    mismatch = true
+                }
+            }
+            if mismatch { fail("ring delivered different samples than were written") }
+            _ = worker
+        }
+
+        for round in 0..<options.rounds {
+            let order = round % 2 == 0 ? ["jackhost", "memcpy"] : ["memcpy", "jackhost"]
+            for subject in order {
+                let rate: Double
+                if subject == "jackhost" {
+                    let worker = DeliveryWorker(ring: ring, pollMicroseconds: poll)
+                    worker.start()
+                    var sequence: UInt64 = 0
+                    var blocks = 0
+                    let start = nowSeconds()
+                    while true {
+                        for _ in 0..<64 {
+                            let stamp = AudioTimestamp(frameTime: UInt32(truncatingIfNeeded: sequence) &* UInt32(frames),
+                                                       microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false)
+                            // A full ring waits, as in freewheel (backpressure): nothing is dropped.
+                            while !ring.write(view, timestamp: stamp, droppedFramesBefore: 0) { sched_yield() }
+                            sequence &+= 1
+                        }
+                        blocks += 64
+                        if nowSeconds() - start >= options.seconds { break }
+                    }
+                    worker.stop.store(true, ordering: .releasing)
+                    worker.finished.wait()
+                    let elapsed = nowSeconds() - start
+                    if worker.delivered != blocks * frames { fail("worker received \(worker.delivered) frames of \(blocks * frames)") }
+                    rate = Double(blocks) * blockBytes / elapsed
+                } else {
+                    var offset = 0
+                    var blocks = 0
+                    let start = nowSeconds()
+                    var elapsed = 0.0
+                    while elapsed < options.seconds {
+                        for _ in 0..<64 {
+                            cb_copy_block_into_ring(cArray(sources), channels, frames, peerRing, capacity, offset)
+                            offset = (offset + frames) & (capacity - 1)
+                        }
+                        blocks += 64
+                        elapsed = nowSeconds() - start
+                    }
+                    rate = Double(blocks) * blockBytes / elapsed
+                }
+                emit("ring", item, subject, round, rate, "bytes/s")
+            }
+        }
+    }
+}
+
+// MARK: - Main
+
+let options = Options(CommandLine.arguments)
+if options.cases.contains("convert") { runConversion(options) }
+if options.cases.contains("ring") { runRing(options) }

@@ -64,6 +64,15 @@ final class PipeWireTests: XCTestCase {
                 XCTAssertEqual(Double(row[1]) ?? 0, -6.02, accuracy: 0.01)
                 XCTAssertEqual(Double(row[2]) ?? 0, -9.03, accuracy: 0.1)
             }
+            // A plugin from Examples/ loads and measures the sine under PipeWire too.
+            let estimator = try ExamplePlugins.path("FrequencyEstimator")
+            let plugin = try pipewire.run(jackhost, ["run", "--plugin", estimator, "-c", "2", "--connect", "jhsine:out_.*", "-d", "2"])
+            XCTAssertEqual(plugin.status, 0, plugin.stderr)
+            let estimates = plugin.stdout.split(separator: "\n").filter { $0.hasPrefix("frequency in_") }
+                .compactMap { $0.split(separator: " ")[2...].first.flatMap { Double($0) } }
+            XCTAssertEqual(estimates.count, 2, plugin.stdout)
+            for estimate in estimates { XCTAssertEqual(estimate, 1000, accuracy: 1) }
+
             reliabilityFigures("PipeWire", "info \(rate) Hz/\(period) frames; record 96000 frames bit-exact; stream bit-exact; meter -6.02/-9.03")
         }
     }

@@ -57,7 +57,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
         guard let jackd = PrivateJACKServer.findExecutable("jackd") else {
             throw JackError.serverStartFailed(reason: "jackd is not installed; run scripts/setup or `apt-get install jackd2`")
         }
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let process = Process()
         let jackdArguments = ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + ["-d", "dummy", "-r", String(sampleRate),

@@ -15,12 +15,15 @@
  *                    CallbackTimer does (microsecond buckets, p50/p99/max).
  *   --rt-malloc      positive control for the RealtimeSanitizer case: malloc/free inside
  *                    the callback, which the sanitizer must report.
+ *   --metadata       sets pretty-name and order on every port, as jackhost does (used to show
+ *                    that the exit deadlock with many ports is JACK's, not Swift's).
  * RealtimeSanitizer hooks are weak, as in jackhost's shim: an ordinary build pays a branch.
  *
  * Output at exit (stdout): "cmeter cycles=N frames=F channels=C peak=P", and with
  * --callback-time, "callback_us count=N p50=.. p99=.. max=.." on stderr.
  */
 #include <jack/jack.h>
+#include <jack/metadata.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -47,6 +50,7 @@ static atomic_int server_gone;
 static volatile sig_atomic_t stop_requested;
 static int time_callbacks;
 static int rt_malloc;
+static int set_metadata;
 static uint32_t *buckets;
 static uint64_t max_us;
 static long long timed;
@@ -110,7 +114,7 @@ static int percentile(double p) {
 static void usage(void) {
     fprintf(stderr,
             "usage: cmeter -s SERVER [-n NAME] -c CHANNELS [--frames N] [--callback-time] [--rt-malloc]\n"
-            "       [--no-connect] [--source-prefix PREFIX]\n");
+            "       [--no-connect] [--source-prefix PREFIX] [--metadata]\n");
     exit(2);
 }
 
@@ -128,6 +132,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--source-prefix") && v) { prefix = v; i++; }
         else if (!strcmp(a, "--callback-time")) time_callbacks = 1;
         else if (!strcmp(a, "--rt-malloc")) rt_malloc = 1;
+        else if (!strcmp(a, "--metadata")) set_metadata = 1;
         else if (!strcmp(a, "--no-connect")) connect_ports = 0;
         else usage();
     }
@@ -155,6 +160,14 @@ int main(int argc, char **argv) {
         if (!ports[c]) {
             fprintf(stderr, "cmeter: cannot register %s\n", port_name);
             return 1;
+        }
+        if (set_metadata) {
+            char pretty[32], order[16];
+            snprintf(pretty, sizeof pretty, "Input %d", c + 1);
+            snprintf(order, sizeof order, "%d", c + 1);
+            jack_uuid_t uuid = jack_port_uuid(ports[c]);
+            jack_set_property(client, uuid, JACK_METADATA_PRETTY_NAME, pretty, "text/plain");
+            jack_set_property(client, uuid, JACK_METADATA_ORDER, order, "http://www.w3.org/2001/XMLSchema#int");
         }
     }
     signal(SIGINT, on_signal);

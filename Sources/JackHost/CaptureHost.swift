@@ -448,8 +448,8 @@ public final class CaptureHost: @unchecked Sendable {
         retryPendingRestores(live)
         if announce {
             reconnections.add(1, ordering: .relaxed)
+            emit(.serverRestored)
         }
-        emit(.serverRestored)
         return true
     }
 

@@ -146,8 +146,13 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// Registers an audio output port (short name, without the client prefix).
-    public func registerAudioOutput(named shortName: String) throws(JackError) -> JackPort {
-        try registerAudioPort(named: shortName, flags: JackPortIsOutput)
+    ///
+    /// - Parameter physical: Mark it physical and terminal, as bridges to hardware
+    ///   (alsa_in, netjack) do; capture hosts then count it as a capture channel.
+    public func registerAudioOutput(named shortName: String, physical: Bool = false) throws(JackError) -> JackPort {
+        let flags = physical ? JackPortIsOutput.rawValue | JackPortIsPhysical.rawValue | JackPortIsTerminal.rawValue
+                             : JackPortIsOutput.rawValue
+        return try registerAudioPort(named: shortName, flags: JackPortFlags(rawValue: flags))
     }
 
     private func registerAudioPort(named shortName: String, flags: JackPortFlags) throws(JackError) -> JackPort {

@@ -165,6 +165,41 @@ final class ReliabilityTests: XCTestCase {
         }
     }
 
+    /// A capture port appears and goes away while the server keeps running (a USB interface
+    /// plugged in through a bridge client): in automatic channel mode the host follows, with
+    /// a route-change event and consumers prepared again for the new channel count.
+    func testLiveRouteChangeInAutomaticChannelMode() throws {
+        final class Formats: DeferredAudioConsumer, @unchecked Sendable {
+            var formats: [Int] = []
+            func prepare(format: StreamFormat) throws { formats.append(format.channelCount) }
+            func consume(_ block: AudioBlock) {}
+            func finish() {}
+        }
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let formats = Formats()
+            let events = EventLog()
+            let host = CaptureHost(configuration: .init(serverName: server.name))
+            host.add(deferred: formats)
+            host.onEvent = { events.append($0) }
+            try host.start()
+            defer { host.stop() }
+            let bridge = try JackClient(name: "usbbridge", server: server.name)
+            let port = try bridge.registerAudioOutput(named: "capture_1", physical: true)
+            try bridge.activate()
+            XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 3 }, "\(events.all)")
+            XCTAssertTrue(JACKFixture.waitUntil { host.jackClient?.connections(ofPortNamed: "jackhost:in_3") == ["usbbridge:capture_1"] })
+            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_1"), ["system:capture_1"], "old wiring kept")
+            bridge.unregister(port)
+            XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 2 }, "\(events.all)")
+            bridge.deactivate()
+            bridge.close()
+            XCTAssertEqual(formats.formats, [2, 3, 2])
+            XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 3)))
+            XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 2)))
+            reliabilityFigures("a physical capture port comes and goes", "inputs 2 -> 3 -> 2, consumers prepared for 2, 3, 2 channels, routeChanged events, in_3 wired to the new port")
+        }
+    }
+
     func testNoReconnectExitsWithStatusThree() throws {
         try JACKFixture.serialized {
             let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest-lost"), captureChannels: 2)

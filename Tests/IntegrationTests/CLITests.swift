@@ -243,6 +243,22 @@ final class CLITests: XCTestCase {
         }
     }
 
+    func testStreamIntoAFIFO() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let fifo = workDirectory.appendingPathComponent("audio.fifo").path
+            let copy = workDirectory.appendingPathComponent("from-fifo.raw").path
+            XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+            let reader = try JACKFixture.run("/bin/bash", ["-c", "cat \(fifo) > \(copy) & \(JackhostBinary.path) stream -s \(server.name) --connect 'jhgen:out_.*' -d 1 -b s16 -i -o \(fifo); status=$?; wait; exit $status"])
+            XCTAssertEqual(reader.status, 0, reader.stderr)
+            let samples = try Data(contentsOf: URL(fileURLWithPath: copy)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            XCTAssertEqual(samples.count, 2 * 48000)
+            let planar = (0..<2).map { c in stride(from: c, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 } }
+            XCTAssertNil(SequenceCheck.verify(planar).firstMismatch)
+        }
+    }
+
     func testClosedPipeEndsTheStreamCleanly() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let result = try JACKFixture.run("/bin/sh", ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; echo \"status ${PIPESTATUS:-}\""], timeout: 20)

@@ -96,6 +96,30 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(recorder.framesWritten + recorder.framesLostToErrors, 4 * 48000, "written \(recorder.framesWritten) lost \(recorder.framesLostToErrors)")
     }
 
+    /// WAV past 4 GiB becomes RF64 instead of truncating: 64 channels of float silence, 4.1 GiB.
+    func testWavBecomesRF64PastFourGiB() throws {
+        let path = directory.appendingPathComponent("huge.wav").path
+        let recorder = Recorder(path: path, container: .wav, sampleFormat: .float32)
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 64))
+        let frames = 65536
+        let zeros = [Float](repeating: 0, count: frames)
+        let blocks = (Int(4.1 * 1024 * 1024 * 1024) / (frames * 64 * 4)) + 1
+        withBlock(Array(repeating: zeros, count: 64)) { block in
+            for _ in 0..<blocks { recorder.consume(block) }
+        }
+        recorder.finish()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        XCTAssertNil(recorder.failure)
+        XCTAssertEqual(recorder.framesWritten, blocks * frames)
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        XCTAssertGreaterThan(size, 4 * 1024 * 1024 * 1024)
+        let handle = try XCTUnwrap(FileHandle(forReadingAtPath: path))
+        let magic = String(decoding: handle.readData(ofLength: 4), as: UTF8.self)
+        try handle.close()
+        XCTAssertEqual(magic, "RF64", "past 4 GiB the header is RF64")
+        XCTAssertEqual(SF_INFOProbe.frames([path]), [blocks * frames], "and every frame is readable")
+    }
+
     func testSplitLimitParsing() {
         XCTAssertEqual(SplitLimit("30s"), .seconds(30))
         XCTAssertEqual(SplitLimit("10m"), .seconds(600))

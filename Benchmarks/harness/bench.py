@@ -1,0 +1,828 @@
+#!/usr/bin/env python3
+"""JackHost's side-by-side benchmarks (issue 6). Run it through scripts/bench, which installs
+the peers, builds everything and guarantees that every jackd it starts is stopped.
+
+Every figure is a ratio against a peer measured in the same run: subject and peer alternate
+round by round (A B A B ..., the order flipped each round) and the table shows medians over
+the rounds. Absolute numbers appear only as supporting data next to the ratios.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RATE = 48000
+
+
+# ----------------------------------------------------------------------------------------
+# Process bookkeeping: every child's pid is listed in a file that scripts/bench's trap reads,
+# so a crash or Ctrl-C still stops every jackd and client by pid (TERM, then KILL).
+# A pid is removed from the list as soon as it has been reaped, so the trap never signals a
+# recycled pid.
+
+class Processes:
+    def __init__(self, pidfile: Path):
+        self.pidfile = pidfile
+        self.live: dict[int, str] = {}
+
+    def _write(self):
+        tmp = self.pidfile.with_suffix(".tmp")
+        tmp.write_text("".join(f"{kind} {pid}\n" for pid, kind in self.live.items()))
+        tmp.replace(self.pidfile)
+
+    def start(self, cmd, kind="client", env=None, stdout=None, stderr=None, cwd=None):
+        proc = subprocess.Popen([str(c) for c in cmd], env=env, stdout=stdout or subprocess.DEVNULL,
+                                stderr=stderr or subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=cwd)
+        self.live[proc.pid] = kind
+        self._write()
+        return proc
+
+    def reaped(self, proc):
+        self.live.pop(proc.pid, None)
+        self._write()
+
+    def wait(self, proc, timeout):
+        """Waits for exit; on timeout kills the process. Returns the exit code or None (killed)."""
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = None
+        self.reaped(proc)
+        return code
+
+    def stop(self, proc, grace=3.0):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.reaped(proc)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.work = Path(args.work)
+        self.procs = Processes(Path(args.pidfile))
+        self.server_serial = 0
+        self.env = dict(os.environ, JACK_NO_START_SERVER="1")
+        self.rows = []        # table rows
+        self.details = []     # markdown sections with supporting data
+        self.log_lines = []
+        self.started = time.monotonic()
+
+    def log(self, text):
+        stamp = f"[{time.monotonic() - self.started:6.1f}s]"
+        print(f"bench {stamp} {text}", file=sys.stderr, flush=True)
+
+    def row(self, case, measure, subject, peer, ratio, target, verdict):
+        self.rows.append((case, measure, subject, peer, ratio, target, verdict))
+
+    # ------------------------------------------------------------------------------------
+    # Servers
+
+    def start_server(self, period, channels, playback=2):
+        self.server_serial += 1
+        name = f"jhbench-{os.getpid()}-{self.server_serial}"
+        log = open(self.work / f"{name}.log", "w")
+        cmd = ["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE), "-p", str(period),
+               "-C", str(channels), "-P", str(playback)]
+        proc = self.procs.start(cmd, kind="jackd", env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"jackd {name} exited; see {log.name}")
+            if subprocess.run(["jack_lsp", "-s", name], env=self.env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                return (name, proc)
+            time.sleep(0.05)
+        self.procs.stop(proc)
+        raise RuntimeError(f"jackd {name} did not come up")
+
+    def stop_server(self, server):
+        self.freewheel(server, False)
+        self.procs.stop(server[1])
+
+    def freewheel(self, server, on):
+        subprocess.run(["jack_freewheel", "y" if on else "n"], env=dict(self.env, JACK_DEFAULT_SERVER=server[0]),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
+
+    def wait_connected(self, server, port, proc, timeout=20):
+        """Waits until `port` (CLIENT:in_N) exists and has a connection."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return False
+            out = subprocess.run(["jack_lsp", "-s", server[0], "-c", port], env=self.env, capture_output=True,
+                                 text=True).stdout
+            if any(line.startswith("   ") for line in out.splitlines()):
+                return True
+            time.sleep(0.02)
+        return False
+
+    # ------------------------------------------------------------------------------------
+    # Clients
+
+    def jackhost(self, *arguments):
+        return [self.args.jackhost, *arguments]
+
+    def jackhost_env(self, shim=True):
+        env = dict(self.env)
+        if shim:
+            env["LD_PRELOAD"] = self.args.close_shim
+        return env
+
+    def run_client(self, cmd, env, timeout, tag):
+        out = self.work / f"{tag}.out"
+        err = self.work / f"{tag}.err"
+        with open(out, "w") as o, open(err, "w") as e:
+            proc = self.procs.start(cmd, env=env, stdout=o, stderr=e)
+            code = self.procs.wait(proc, timeout)
+        return code, out.read_text(errors="replace"), err.read_text(errors="replace")
+
+    # ------------------------------------------------------------------------------------
+    # Helpers
+
+    @staticmethod
+    def alternate(round_index, subjects):
+        """A B, then B A: each subject runs first in every other round."""
+        return subjects if round_index % 2 == 0 else list(reversed(subjects))
+
+    @staticmethod
+    def median(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+
+def fmt(value, digits=3):
+    if value is None:
+        return "n/a"
+    if isinstance(value, str):
+        return value
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e9:
+        return f"{value / 1e9:.{digits}g} G"
+    if magnitude >= 1e6:
+        return f"{value / 1e6:.{digits}g} M"
+    if magnitude >= 1e4:
+        return f"{value / 1e3:.{digits}g} k"
+    return f"{value:.{digits}g}"
+
+
+def parse_callback(text):
+    m = re.search(r"callback_us count=(\d+) p50=(\d+) p99=(\d+) max=(\d+)(?: period_us=(\d+))?", text)
+    if not m:
+        return None
+    return {k: int(v) if v is not None else None for k, v in zip(("count", "p50", "p99", "max", "period"), m.groups())}
+
+
+# ----------------------------------------------------------------------------------------
+# Case 0: exit with many channels (found while building case 1: a jack2 deadlock at close)
+
+def case_exit(b: Bench):
+    b.log("case 0: does jackhost exit with 64 channels (no shim)?")
+    server = b.start_server(256, 64)
+    try:
+        timeout = 4 if b.quick else 8
+        results = {}
+        for label, cmd, env in [
+            ("jackhost", b.jackhost("run", "--meter", "-s", server[0], "-n", "jhb_exit", "-c", "64", "--duration", "0.2"),
+             b.jackhost_env(shim=False)),
+            ("jackhost + close-order shim", b.jackhost("run", "--meter", "-s", server[0], "-n", "jhb_exit2", "-c", "64",
+                                                       "--duration", "0.2"), b.jackhost_env(shim=True)),
+            ("cmeter", [b.args.cmeter, "-s", server[0], "-n", "jhb_cexit", "-c", "64", "--frames", "9600"], b.env),
+            ("cmeter --metadata", [b.args.cmeter, "-s", server[0], "-n", "jhb_cexit2", "-c", "64", "--frames", "9600",
+                                   "--metadata"], b.env),
+        ]:
+            start = time.monotonic()
+            code, _, _ = b.run_client(cmd, env, timeout, f"exit-{label.split()[0]}-{len(results)}")
+            results[label] = (code, time.monotonic() - start)
+        def verdict(label):
+            code, seconds = results[label]
+            return f"exit {code} in {seconds:.1f} s" if code is not None else f"hung, killed after {timeout} s"
+        ok = results["jackhost"][0] == 0
+        b.row("0. Exit, 64 ch, `run --meter -d 0.2`", "exits by itself", verdict("jackhost"), "cmeter: " + verdict("cmeter"),
+              "-", "exits", "PASS" if ok else "FAIL")
+        b.details.append("### 0. Exit with 64 channels\n\n"
+                         "Found while building case 1. Each client runs 0.2 s on a private server (64 capture ports) "
+                         f"and must exit by itself within {timeout} s.\n\n"
+                         "| client | result |\n|---|---|\n" +
+                         "".join(f"| {label} | {verdict(label)} |\n" for label in results) +
+                         "\nA hang here is jack2's close-time deadlock with port metadata (see Findings). Every other "
+                         "jackhost run in this report is made with `LD_PRELOAD=close_order_shim.so`, which only "
+                         "unregisters the client's ports before `jack_client_close`; the real-time path is untouched.\n")
+    finally:
+        b.stop_server(server)
+
+
+# ----------------------------------------------------------------------------------------
+# Case 1: freewheel throughput with a real-time peak meter
+
+def case_freewheel(b: Bench):
+    period = 64
+    rounds = b.args.rounds
+    # Audio seconds per run, long and short: the rate is (frames_long - frames_short) / (t_long - t_short),
+    # which cancels start-up, the readiness wait and the exit, and leaves the freewheeling itself.
+    lengths = {"jackhost": (2.0, 12.0), "cmeter": (2.0, 12.0), "pymeter": (1.0, 4.0)}
+    if b.quick:
+        lengths = {"jackhost": (1.0, 5.0), "cmeter": (1.0, 5.0)}
+    section = ["### 1. Freewheel throughput, 64 frames, real-time peak meter\n",
+               "Cycles per second while jackd freewheels; each peer processes an exact number of frames and exits. "
+               "t is measured from `jack_freewheel y` to the client's exit, once with a short and once with a long "
+               "run, and rate = (cycles_long - cycles_short) / (t_long - t_short), which cancels start-up and exit. "
+               f"Rounds: {rounds}; lengths (audio seconds, short/long): " +
+               ", ".join(f"{k} {v[0]:g}/{v[1]:g}" for k, v in lengths.items()) + ".\n",
+               "| channels | peer | cycles/s per round | median |", "|---|---|---|---|"]
+    for channels in (2, 8, 64):
+        b.log(f"case 1: freewheel, {channels} channels")
+        server = b.start_server(period, channels)
+        try:
+            rates = {peer: [] for peer in lengths}
+            ratios = {peer: [] for peer in lengths if peer != "jackhost"}
+            for r in range(rounds):
+                order = b.alternate(r, list(lengths))
+                measured = {}
+                for peer in order:
+                    times = []
+                    for seconds in lengths[peer]:
+                        frames = int(round(seconds * RATE))
+                        name = f"jhb_{peer}"
+                        if peer == "jackhost":
+                            cmd = b.jackhost("run", "--meter", "-s", server[0], "-n", name, "-c", str(channels),
+                                             "--duration", f"{seconds:g}")
+                            env = b.jackhost_env()
+                        elif peer == "cmeter":
+                            cmd = [b.args.cmeter, "-s", server[0], "-n", name, "-c", str(channels), "--frames", str(frames)]
+                            env = b.env
+                        else:
+                            cmd = [sys.executable, b.args.pymeter, "-s", server[0], "-n", name, "-c", str(channels),
+                                   "--frames", str(frames)]
+                            env = b.env
+                        times.append(freewheel_run(b, server, cmd, env, f"{name}:in_{channels}", f"fw-{peer}-{channels}"))
+                    if None in times or times[1] <= times[0]:
+                        measured[peer] = None
+                    else:
+                        cycles = (lengths[peer][1] - lengths[peer][0]) * RATE / period
+                        measured[peer] = cycles / (times[1] - times[0])
+                    rates[peer].append(measured[peer])
+                for peer in ratios:
+                    if measured.get("jackhost") and measured.get(peer):
+                        ratios[peer].append(measured["jackhost"] / measured[peer])
+            for peer in lengths:
+                section.append(f"| {channels} | {peer} | " + ", ".join(fmt(v) for v in rates[peer]) +
+                               f" | {fmt(b.median(rates[peer]))} |")
+            ratio = b.median(ratios["cmeter"])
+            target = 0.98
+            b.row(f"1. Freewheel, {channels} ch x 64 fr, meter", "cycles/s",
+                  fmt(b.median(rates["jackhost"])), "C " + fmt(b.median(rates["cmeter"])),
+                  f"{ratio:.3f}" if ratio else "n/a", f">= {target}", "PASS" if ratio and ratio >= target else "FAIL")
+            if "pymeter" in ratios:
+                pr = b.median(ratios["pymeter"])
+                b.row(f"1. Freewheel, {channels} ch x 64 fr, meter", "cycles/s vs Python",
+                      fmt(b.median(rates["jackhost"])), "Py " + fmt(b.median(rates["pymeter"])),
+                      f"{pr:.2f}" if pr else "n/a", "(info)", "-")
+        finally:
+            b.stop_server(server)
+    b.details.append("\n".join(section) + "\n")
+
+
+def freewheel_run(b: Bench, server, cmd, env, last_port, tag):
+    out = open(b.work / f"{tag}.out", "w")
+    err = open(b.work / f"{tag}.err", "w")
+    proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
+    try:
+        if not b.wait_connected(server, last_port, proc):
+            b.procs.stop(proc)
+            b.log(f"  {tag}: client never connected; see {err.name}")
+            return None
+        started = time.monotonic()
+        b.freewheel(server, True)
+        code = b.procs.wait(proc, 120)
+        elapsed = time.monotonic() - started
+    finally:
+        b.freewheel(server, False)
+        if proc.poll() is None:
+            b.procs.stop(proc)
+        out.close()
+        err.close()
+    if code != 0:
+        b.log(f"  {tag}: exit {code}; see {err.name}")
+        return None
+    return elapsed
+
+
+# ----------------------------------------------------------------------------------------
+# Case 2: time inside the callback, 64 x 64 at 48 kHz, meter + recorder + stream
+
+def case_callback(b: Bench):
+    rounds = b.args.rounds
+    seconds = 1.5 if b.quick else 4.0
+    b.log("case 2: callback time, 64 ch x 64 frames, real time")
+    server = b.start_server(64, 64)
+    results = {"jackhost": [], "cmeter": []}
+    try:
+        for r in range(rounds):
+            for peer in b.alternate(r, ["jackhost", "cmeter"]):
+                if peer == "jackhost":
+                    wav = b.work / "callback.wav"
+                    cmd = b.jackhost("run", "--meter", "--record", wav, "--stream", "-o", "/dev/null", "--callback-time",
+                                     "-s", server[0], "-n", "jhb_cb", "-c", "64", "--duration", f"{seconds:g}")
+                    code, out, err = b.run_client(cmd, b.jackhost_env(), seconds + 30, f"cb-jackhost-{r}")
+                    wav.unlink(missing_ok=True)
+                else:
+                    cmd = [b.args.cmeter, "-s", server[0], "-n", "jhb_ccb", "-c", "64", "--frames",
+                           str(int(seconds * RATE)), "--callback-time"]
+                    code, out, err = b.run_client(cmd, b.env, seconds + 30, f"cb-cmeter-{r}")
+                parsed = parse_callback(err) if code == 0 else None
+                if parsed is None:
+                    b.log(f"  callback {peer} round {r}: exit {code}: {err.strip()[-300:]}")
+                results[peer].append(parsed)
+    finally:
+        b.stop_server(server)
+    period = 1e6 * 64 / RATE
+    def med(peer, key):
+        return b.median([x[key] for x in results[peer] if x])
+    p99 = med("jackhost", "p99")
+    limit = 0.05 * period
+    c99 = med("cmeter", "p99")
+    b.row("2. Callback time, 64 ch x 64 fr, meter+record+stream", "p99 / period",
+          f"p50 {fmt(med('jackhost', 'p50'))} p99 {fmt(p99)} max {fmt(med('jackhost', 'max'))} us",
+          f"C p50 {fmt(med('cmeter', 'p50'))} p99 {fmt(c99)} max {fmt(med('cmeter', 'max'))} us",
+          f"{p99 / period:.3f}" if p99 is not None else "n/a", "< 0.05", "PASS" if p99 is not None and p99 < limit else "FAIL")
+    if p99 is not None and c99:
+        b.row("2. Callback time, 64 ch x 64 fr, meter+record+stream", "p99 vs C meter-only p99",
+              f"{fmt(p99)} us", f"C {fmt(c99)} us", f"{p99 / c99:.2f}", "(info)", "-")
+    lines = ["### 2. Time inside the process callback\n",
+             f"64 inputs, 64 frames at 48 kHz (period {period:.0f} us), real time (not freewheel), {seconds:g} s per run, "
+             f"{rounds} rounds. jackhost: `run --meter --record F --stream -o /dev/null --callback-time`. cmeter: the "
+             "meter only, timed the same way (jack_get_time at entry and exit, microsecond buckets). Medians of the "
+             "per-run percentiles; worst max over all runs in the last column.\n",
+             "| peer | p50 per round (us) | p99 per round | max per round | worst max |", "|---|---|---|---|---|"]
+    for peer in results:
+        vals = results[peer]
+        lines.append(f"| {peer} | " + " | ".join(", ".join(str(x[k]) if x else "n/a" for x in vals)
+                                                for k in ("p50", "p99", "max")) +
+                     f" | {max((x['max'] for x in vals if x), default='n/a')} |")
+    b.details.append("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------------------
+# Cases 3 and 4: the kernels (Benchmarks/Kernels)
+
+def case_kernels(b: Bench):
+    rounds = b.args.rounds
+    seconds = 0.03 if b.quick else 0.12
+    b.log("cases 3-4: ring and conversion kernels")
+    proc = subprocess.run([b.args.kernel_bench, "--rounds", str(rounds), "--seconds", str(seconds)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        b.row("3-4. Kernels", "kernel-bench", "failed", "-", "-", "-", "FAIL")
+        b.details.append(f"### 3-4. Kernels\n\nkernel-bench failed: {proc.stderr.strip()}\n")
+        return
+    data = {}
+    for line in proc.stdout.splitlines():
+        record = json.loads(line)
+        data.setdefault((record["case"], record["item"]), {}).setdefault(record["subject"], {})[record["round"]] = record["rate"]
+
+    def ratio(entry, peer):
+        rounds_seen = sorted(set(entry["jackhost"]) & set(entry[peer]))
+        return statistics.median(entry["jackhost"][r] / entry[peer][r] for r in rounds_seen)
+
+    lines = ["### 3. Deferred delivery (AudioBlockRing + worker) and 4. conversion kernels\n",
+             "Measured by `Benchmarks/Kernels` (`kernel-bench`), which links the library as built for release. "
+             f"{rounds} rounds, {seconds:g} s per measurement, subjects rotated every round; every kernel's output is "
+             "first checked against its scalar peer bit for bit. Ratios are medians of per-round ratios.\n",
+             "| case | item | subject | median rate | per-round rates |", "|---|---|---|---|---|"]
+    for (case, item), entry in data.items():
+        for subject, values in entry.items():
+            unit = "B/s" if case == "ring" else "samples/s"
+            lines.append(f"| {case} | {item} | {subject} | {fmt(statistics.median(values.values()))} {unit} | " +
+                         ", ".join(fmt(v) for v in values.values()) + " |")
+        if case == "ring":
+            r = ratio(entry, "memcpy")
+            b.row(f"3. Deferred delivery, {item}", "GB/s vs memcpy",
+                  fmt(statistics.median(entry["jackhost"].values()) / 1e9) + " GB/s",
+                  "memcpy " + fmt(statistics.median(entry["memcpy"].values()) / 1e9) + " GB/s",
+                  f"{r:.2f}", ">= 0.7", "PASS" if r >= 0.7 else "FAIL")
+        else:
+            rs = ratio(entry, "scalar")
+            rm = ratio(entry, "memcpy")
+            b.row(f"4. Convert {item}", "samples/s vs scalar C",
+                  fmt(statistics.median(entry["jackhost"].values())),
+                  "scalar " + fmt(statistics.median(entry["scalar"].values())),
+                  f"{rs:.2f}", ">= 4", "PASS" if rs >= 4 else "FAIL")
+            b.row(f"4. Convert {item}", "samples/s vs memcpy",
+                  fmt(statistics.median(entry["jackhost"].values())),
+                  "memcpy " + fmt(statistics.median(entry["memcpy"].values())),
+                  f"{rm:.2f}", ">= 0.5", "PASS" if rm >= 0.5 else "FAIL")
+    b.details.append("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------------------
+# Cases 5 and 6: real-time recording (zero drops) and resident memory
+
+def sample_memory(pid):
+    """VmHWM (peak RSS) and the current RSS split, in KiB, or None when the process is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return None
+    def field(text, key):
+        m = re.search(rf"^{key}:\s+(\d+) kB", text, re.M)
+        return int(m.group(1)) if m else 0
+    return {"hwm": field(status, "VmHWM"), "rss": field(rollup, "Rss"), "anon": field(rollup, "Anonymous"),
+            "shmem": field(status, "RssShmem"), "file": field(status, "RssFile")}
+
+
+def run_sampled(b: Bench, cmd, env, timeout, tag):
+    """Runs a client to completion, sampling its memory every 50 ms; returns (code, out, err, last sample)."""
+    out_path, err_path = b.work / f"{tag}.out", b.work / f"{tag}.err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
+        last = None
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            sample = sample_memory(proc.pid)
+            if sample:
+                last = sample
+            time.sleep(0.05)
+        code = b.procs.wait(proc, max(0.1, deadline - time.monotonic()))
+    return code, out_path.read_text(errors="replace"), err_path.read_text(errors="replace"), last
+
+
+def sndfile_frames(path):
+    try:
+        out = subprocess.run(["sndfile-info", str(path)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"^Frames\s*:\s*(\d+)", out, re.M)
+    return int(m.group(1)) if m else None
+
+
+def case_recording(b: Bench):
+    rounds = 1 if b.quick else 3
+    seconds = 2.0 if b.quick else 10.0
+    period = 256
+    expected = int(seconds * RATE)
+    lines = ["### 5. Real-time recording, float WAV, 48 kHz, period 256\n",
+             f"{rounds} round(s) of {seconds:g} s per channel count and peer, alternating; a run passes with zero "
+             "dropped frames (jackhost: `silence inserted for D dropped frames` = 0 and no missing frames; jack_capture: "
+             "no `overruns` and no missing frames). Full runs are longer than both rings (jackhost's recorder ring is 4 s "
+             "rounded up to 2^18 frames = 5.5 s; jack_capture starts at 4 s and grows), so a writer that cannot keep up "
+             "must drop. Quick runs are shorter than the rings and cannot show that.\n",
+             "| channels | peer | run | exit | frames in file | dropped | xruns | VmHWM MiB |", "|---|---|---|---|---|---|---|---|"]
+    memory = {"jackhost": [], "jack_capture": []}
+    zero_drop = {"jackhost": [], "jack_capture": []}
+    for channels in (64, 256, 512):
+        b.log(f"case 5: recording {channels} channels in real time")
+        server = b.start_server(period, channels)
+        ok = {"jackhost": True, "jack_capture": True}
+        try:
+            for r in range(rounds):
+                for peer in b.alternate(r, ["jackhost", "jack_capture"]):
+                    wav = b.work / f"rec-{peer}-{channels}.wav"
+                    wav.unlink(missing_ok=True)
+                    if peer == "jackhost":
+                        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_rec", "-c", str(channels),
+                                         "--duration", f"{seconds:g}", "--no-meter")
+                        env = b.jackhost_env()
+                    else:
+                        cmd = ["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
+                               "-dc", "-ns", "-f", "wav", wav]
+                        env = dict(b.env, JACK_DEFAULT_SERVER=server[0])
+                    code, out, err, mem = run_sampled(b, cmd, env, seconds + 60, f"rec-{peer}-{channels}-{r}")
+                    frames = sndfile_frames(wav) if wav.exists() else None
+                    wav.unlink(missing_ok=True)
+                    if peer == "jackhost":
+                        m = re.search(r"silence inserted for (\d+) dropped frames; xruns (\d+)", out)
+                        dropped, xruns = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+                    else:
+                        m = re.search(r"total of (\d+) overruns", out + err)
+                        dropped = int(m.group(1)) if m else 0
+                        xruns = "-"
+                    missing = expected - frames if frames is not None else None
+                    good = code == 0 and dropped == 0 and missing == 0
+                    ok[peer] = ok[peer] and good
+                    if channels == 64 and mem:
+                        memory[peer].append(mem)
+                    lines.append(f"| {channels} | {peer} | {r + 1} | {code} | {frames} | {dropped} | {xruns} | "
+                                 f"{mem['hwm'] / 1024:.0f} |" if mem else
+                                 f"| {channels} | {peer} | {r + 1} | {code} | {frames} | {dropped} | {xruns} | n/a |")
+        finally:
+            b.stop_server(server)
+        for peer in ok:
+            zero_drop[peer].append((channels, ok[peer]))
+    def best(peer):
+        passed = [c for c, good in zero_drop[peer] if good]
+        return max(passed) if passed else 0
+    jh, jc = best("jackhost"), best("jack_capture")
+    detail = ", ".join(f"{c}: {'ok' if g else 'DROPS'}" for c, g in zero_drop["jackhost"])
+    detail_jc = ", ".join(f"{c}: {'ok' if g else 'DROPS'}" for c, g in zero_drop["jack_capture"])
+    b.row("5. Real-time float WAV recording", "most channels with 0 drops", f"{jh} ({detail})",
+          f"jack_capture {jc} ({detail_jc})", f"{jh / jc:.2f}" if jc else "n/a", "reach 512",
+          "PASS" if jh >= 512 else "FAIL")
+    b.details.append("\n".join(lines) + "\n")
+
+    # Case 6: peak resident memory at 64 channels, from the same runs.
+    lines = ["### 6. Peak resident memory, recording 64 channels\n",
+             "VmHWM sampled every 50 ms during the 64-channel runs of case 5 (the last sample before exit), with "
+             "the split of the resident set from /proc/PID/smaps_rollup and /proc/PID/status at that moment (MiB).\n",
+             "| peer | VmHWM | Rss | anonymous | shared memory (JACK's shm) | file-backed |", "|---|---|---|---|---|---|"]
+    for peer, samples in memory.items():
+        for s in samples:
+            lines.append(f"| {peer} | {s['hwm'] / 1024:.1f} | {s['rss'] / 1024:.1f} | {s['anon'] / 1024:.1f} | "
+                         f"{s['shmem'] / 1024:.1f} | {s['file'] / 1024:.1f} |")
+    hwm = {peer: b.median([s["hwm"] for s in samples]) for peer, samples in memory.items()}
+    anon = {peer: b.median([s["anon"] for s in samples]) for peer, samples in memory.items()}
+    if hwm["jackhost"] and hwm["jack_capture"]:
+        ratio = hwm["jackhost"] / hwm["jack_capture"]
+        b.row("6. Peak RSS, recording 64 ch", "VmHWM", f"{hwm['jackhost'] / 1024:.0f} MiB",
+              f"jack_capture {hwm['jack_capture'] / 1024:.0f} MiB", f"{ratio:.2f}", "<= 1",
+              "PASS" if ratio <= 1 else "FAIL")
+        if anon["jackhost"] and anon["jack_capture"]:
+            b.row("6. Peak RSS, recording 64 ch", "anonymous (own) memory", f"{anon['jackhost'] / 1024:.0f} MiB",
+                  f"jack_capture {anon['jack_capture'] / 1024:.0f} MiB", f"{anon['jackhost'] / anon['jack_capture']:.2f}",
+                  "(info)", "-")
+    else:
+        b.row("6. Peak RSS, recording 64 ch", "VmHWM", "n/a", "n/a", "n/a", "<= 1", "FAIL")
+    b.details.append("\n".join(lines) + "\n")
+    memory_breakdown(b)
+
+
+def memory_breakdown(b: Bench):
+    """Where jackhost's resident memory goes with 4 channels: /proc/PID/smaps grouped by mapping."""
+    b.log("case 6: smaps breakdown, jackhost record with 4 channels")
+    server = b.start_server(256, 4)
+    try:
+        wav = b.work / "smaps.wav"
+        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_smaps", "-c", "4", "--duration", "2", "--no-meter")
+        out = open(b.work / "smaps.out", "w")
+        proc = b.procs.start(cmd, env=b.jackhost_env(), stdout=out, stderr=subprocess.STDOUT)
+        groups = {}
+        if b.wait_connected(server, "jhb_smaps:in_4", proc):
+            time.sleep(1.0)
+            try:
+                smaps = Path(f"/proc/{proc.pid}/smaps").read_text()
+            except OSError:
+                smaps = ""
+            current = None
+            for line in smaps.splitlines():
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                    parts = line.split(None, 5)
+                    path = parts[5] if len(parts) > 5 else "[anonymous]"
+                    if path.startswith("/dev/shm/jack"):
+                        path = "/dev/shm/jack-* (JACK server shm: port buffers, graph)"
+                    elif ".so" in path:
+                        path = "shared libraries (" + ("Swift runtime/Foundation" if "/opt/swift" in path or "swift" in path
+                                                       else "system") + ")"
+                    current = path
+                elif line.startswith("Rss:") and current:
+                    groups[current] = groups.get(current, 0) + int(line.split()[1])
+        b.procs.wait(proc, 30)
+        out.close()
+        wav.unlink(missing_ok=True)
+    finally:
+        b.stop_server(server)
+    total = sum(groups.values())
+    lines = ["#### Where jackhost's memory goes (record, 4 channels)\n",
+             f"`/proc/PID/smaps` of `jackhost record -c 4` one second into the run, Rss summed per mapping "
+             f"(total {total / 1024:.1f} MiB):\n", "| mapping | Rss MiB |", "|---|---|"]
+    for path, kib in sorted(groups.items(), key=lambda kv: -kv[1])[:8]:
+        lines.append(f"| {path} | {kib / 1024:.1f} |")
+    b.details.append("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------------------
+# Case 5b: freewheel recording throughput
+
+def case_freewheel_recording(b: Bench):
+    rounds = b.args.rounds
+    channels, period = 16, 1024
+    lengths = (5.0, 30.0) if not b.quick else (2.0, 10.0)
+    b.log(f"case 5b: freewheel recording, {channels} channels x {period}")
+    server = b.start_server(period, channels)
+    rates = {"jackhost": [], "jack_capture": []}
+    ratios = []
+    try:
+        for r in range(rounds):
+            measured = {}
+            for peer in b.alternate(r, ["jackhost", "jack_capture"]):
+                times = []
+                for seconds in lengths:
+                    wav = b.work / f"fwrec-{peer}.wav"
+                    wav.unlink(missing_ok=True)
+                    if peer == "jackhost":
+                        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_fwrec", "-c", str(channels),
+                                         "--duration", f"{seconds:g}", "--no-meter")
+                        env, port = b.jackhost_env(), f"jhb_fwrec:in_{channels}"
+                    else:
+                        cmd = ["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
+                               "-dc", "-ns", "-f", "wav", wav]
+                        env, port = dict(b.env, JACK_DEFAULT_SERVER=server[0]), f"jack_capture:input{channels}"
+                    t = freewheel_run(b, server, cmd, env, port, f"fwrec-{peer}")
+                    frames = sndfile_frames(wav) if wav.exists() else None
+                    wav.unlink(missing_ok=True)
+                    if frames != int(seconds * RATE):
+                        b.log(f"  5b {peer}: {frames} frames in the file, expected {int(seconds * RATE)}")
+                        t = None
+                    times.append(t)
+                if None in times or times[1] <= times[0]:
+                    measured[peer] = None
+                else:
+                    measured[peer] = (lengths[1] - lengths[0]) * RATE / (times[1] - times[0])
+                rates[peer].append(measured[peer])
+            if measured["jackhost"] and measured["jack_capture"]:
+                ratios.append(measured["jackhost"] / measured["jack_capture"])
+    finally:
+        b.stop_server(server)
+    ratio = b.median(ratios)
+    b.row(f"5b. Freewheel recording, {channels} ch x {period}", "frames/s vs jack_capture",
+          fmt(b.median(rates["jackhost"])), "jack_capture " + fmt(b.median(rates["jack_capture"])),
+          f"{ratio:.2f}" if ratio else "n/a", "> 1", "PASS" if ratio and ratio > 1 else "FAIL")
+    b.details.append("### 5b. Freewheel recording throughput\n\n"
+                     f"Float WAV, {channels} channels, period {period}; every file must hold exactly the frames asked for. "
+                     f"Rate = (frames_long - frames_short) / (t_long - t_short), lengths {lengths[0]:g}/{lengths[1]:g} "
+                     f"audio seconds, {rounds} rounds.\n\n| peer | frames/s per round | median |\n|---|---|---|\n" +
+                     "".join(f"| {peer} | " + ", ".join(fmt(v) for v in vals) + f" | {fmt(b.median(vals))} |\n"
+                             for peer, vals in rates.items()))
+
+
+# ----------------------------------------------------------------------------------------
+# Case 7: allocations and locks on the real-time thread (RealtimeSanitizer)
+
+def case_rtsan(b: Bench):
+    if not b.args.jackhost_rtsan:
+        b.row("7. RT-thread allocations/locks (RTSan)", "reports", "not built", "-", "-", "0", "FAIL")
+        return
+    seconds = 2.0 if b.quick else 5.0
+    b.log("case 7: RealtimeSanitizer, meter + recorder + stream")
+    server = b.start_server(64, 64)
+    env = dict(b.env, RTSAN_OPTIONS="halt_on_error=false")
+    results = {}
+    try:
+        wav = b.work / "rtsan.wav"
+        runs = [
+            ("jackhost (RTSan build)", [b.args.jackhost_rtsan, "run", "--meter", "--record", wav, "--stream", "-o",
+                                        "/dev/null", "-s", server[0], "-n", "jhb_rtsan", "-c", "64",
+                                        "--duration", f"{seconds:g}"], dict(env, LD_PRELOAD=b.args.close_shim)),
+            ("cmeter (RTSan)", [b.args.cmeter_rtsan, "-s", server[0], "-n", "jhb_crtsan", "-c", "64",
+                                "--frames", str(int(seconds * RATE))], env),
+            ("cmeter --rt-malloc (positive control)", [b.args.cmeter_rtsan, "-s", server[0], "-n", "jhb_crtsan2", "-c",
+                                                       "64", "--frames", str(int(RATE)), "--rt-malloc"], env),
+        ]
+        for label, cmd, run_env in runs:
+            code, out, err = b.run_client(cmd, run_env, seconds + 60, "rtsan-" + label.split()[0] + str(len(results)))
+            reports = len(re.findall(r"ERROR: RealtimeSanitizer", err))
+            functions = sorted(set(re.findall(r"unsafe function `?([A-Za-z0-9_]+)`?", err)))
+            cycles = None
+            if "cmeter" in label:
+                m = re.search(r"cycles=(\d+)", out)
+                cycles = int(m.group(1)) if m else None
+            results[label] = (code, reports, functions, cycles)
+        wav.unlink(missing_ok=True)
+    finally:
+        b.stop_server(server)
+    jh = results["jackhost (RTSan build)"]
+    control = results["cmeter --rt-malloc (positive control)"]
+    live = control[1] > 0
+    b.row("7. RT-thread allocations/locks (RTSan)", "sanitizer reports",
+          f"{jh[1]} (exit {jh[0]})", f"C {results['cmeter (RTSan)'][1]}; control {control[1]}",
+          "-", "0", "PASS" if jh[0] == 0 and jh[1] == 0 and live else "FAIL")
+    b.details.append("### 7. Allocations and locks on the real-time thread\n\n"
+                     f"jackhost built with LLVM RealtimeSanitizer linked (`.build-bench-rtsan`), {seconds:g} s of "
+                     "`run --meter --record F --stream -o /dev/null` at 64 x 64, `RTSAN_OPTIONS=halt_on_error=false` so "
+                     "every violation is reported. The positive control (cmeter mallocs in its callback) shows that "
+                     "the sanitizer is live in this setup; a count of 0 means nothing was intercepted.\n\n"
+                     "| run | exit | reports | functions reported |\n|---|---|---|---|\n" +
+                     "".join(f"| {label} | {v[0]} | {v[1]} | {', '.join(v[2]) or '-'} |\n" for label, v in results.items()))
+
+
+# ----------------------------------------------------------------------------------------
+# Report
+
+def machine():
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = ""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            mem = f"{int(line.split()[1]) / 1024 / 1024:.0f} GiB"
+    return {"nproc": os.cpu_count(), "cpu": cpu, "memory": mem, "kernel": platform.release()}
+
+
+def versions():
+    def first(cmd):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            text = (out.stdout + out.stderr).strip().splitlines()
+            return text[0] if text else "?"
+        except OSError:
+            return "?"
+    jackd = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "jackd2"], capture_output=True, text=True).stdout
+    jc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "jack-capture"], capture_output=True, text=True).stdout
+    try:
+        import jack, numpy  # noqa: E401
+        py = f"JACK-Client {jack.__version__}, numpy {numpy.__version__}"
+    except ImportError:
+        py = "not installed"
+    return {"swift": first(["swift", "--version"]), "jackd2": jackd, "jack-capture": jc, "python": py,
+            "gcc": first(["gcc", "--version"])}
+
+
+def write_report(b: Bench, path: Path, elapsed):
+    m = machine()
+    v = versions()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=b.args.root).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=b.args.root).stdout.strip()
+    command = "scripts/bench --quick" if b.quick else "scripts/bench"
+    table = ["| case | measure | jackhost | peer (same run) | ratio | target | result |", "|---|---|---|---|---|---|---|"]
+    table += ["| " + " | ".join(str(c) for c in row) + " |" for row in b.rows]
+    passed = sum(1 for r in b.rows if r[6] == "PASS")
+    failed = sum(1 for r in b.rows if r[6] == "FAIL")
+    text = [
+        "# Benchmarks\n",
+        "Generated by `scripts/bench`; do not edit by hand (the findings section comes from "
+        "`Benchmarks/FINDINGS.md`).\n",
+        f"- Reproduce: `{command}` from the repository root (full run under 10 minutes; `--quick` under 1 minute, "
+        "fewer rounds and shorter runs, for checking that everything works).",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
+        f"run took {elapsed:.0f} s; mode: {'quick' if b.quick else 'full'}, {b.args.rounds} rounds.",
+        f"- Machine: {m['nproc']} cores ({m['cpu']}), {m['memory']}, Linux {m['kernel']}; shared and noisy, "
+        "jackd runs `--no-realtime`.",
+        f"- Code: commit {commit}{' with local changes' if dirty else ''}; jackhost built with "
+        "`swift build -c release --scratch-path .build-bench`.",
+        f"- Tools: {v['swift']}; jackd2 {v['jackd2']}; jack-capture {v['jack-capture']}; {v['python']}; {v['gcc']}.\n",
+        "Every figure is a ratio against a peer measured in the same run, alternating A B / B A each round; "
+        "the table shows medians over the rounds. Absolute numbers are supporting data only: they depend on "
+        "this machine and on what else it was running.\n",
+        f"**{passed} PASS, {failed} FAIL.**\n",
+        *table,
+        "\n## Details\n",
+        *b.details,
+    ]
+    findings = Path(b.args.root) / "Benchmarks" / "FINDINGS.md"
+    if findings.exists():
+        text.append("\n" + findings.read_text())
+    path.write_text("\n".join(text))
+    return table
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,fwrec,rtsan")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--pidfile", required=True)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--jackhost", required=True)
+    parser.add_argument("--jackhost-rtsan", default="")
+    parser.add_argument("--cmeter", required=True)
+    parser.add_argument("--cmeter-rtsan", default="")
+    parser.add_argument("--pymeter", required=True)
+    parser.add_argument("--kernel-bench", required=True)
+    parser.add_argument("--close-shim", required=True)
+    args = parser.parse_args()
+    args.rounds = 3 if args.quick else 5
+    b = Bench(args)
+    cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
+             ("recording", case_recording), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
+    only = set(filter(None, args.only.split(",")))
+    for name, function in cases:
+        if only and name not in only:
+            continue
+        try:
+            function(b)
+        except Exception as error:  # report the case as failed and go on with the others
+            b.log(f"case {name} failed: {error!r}")
+            b.row(f"{name}", "error", repr(error)[:80], "-", "-", "-", "FAIL")
+    elapsed = time.monotonic() - b.started
+    table = write_report(b, Path(args.output), elapsed)
+    print("\n".join(table))
+    print(f"\nbench: wrote {args.output} ({elapsed:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -230,7 +230,8 @@ final class CLITests: XCTestCase {
             defer { generator.stop() }
             let wav = workDirectory.appendingPathComponent("shared.wav").path
             let raw = workDirectory.appendingPathComponent("shared.raw").path
-            let result = try JackhostBinary.run(["run", "--record", wav, "--record-sample-format", "s16", "--stream", "-o", raw,
+            // Every built-in consumer at once (meter, recorder, stream): the RealtimeSanitizer pass runs this too.
+            let result = try JackhostBinary.run(["run", "--meter", "--record", wav, "--record-sample-format", "s16", "--stream", "-o", raw,
                                                  "--sample-format", "s16", "--interleaved", "-s", server.name,
                                                  "--connect", "jhgen:out_.*", "-d", "1"])
             XCTAssertEqual(result.status, 0, result.stderr)

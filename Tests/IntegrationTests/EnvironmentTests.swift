@@ -29,6 +29,15 @@ final class PipeWireTests: XCTestCase {
             XCTAssertEqual(object["bufferFrames"] as? Int, period)
             print("PipeWire reports \(rate) Hz, \(period) frames; jackhost info agrees")
 
+            // Ports and their metadata look the same to patchbays as under jackd.
+            let running = try pipewire.start("host", jackhost, ["meter", "-c", "2", "-q", "-d", "30"])
+            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jackhost:in_2")) ?? false },
+                          running.log)
+            let metadata = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"])
+            XCTAssertTrue(metadata.stdout.contains("Input 2"), metadata.stdout)
+            XCTAssertTrue(metadata.stdout.contains(JackClient.integerType), metadata.stdout)
+            running.stop()
+
             // record and stream are bit-exact against a generator in its own pw-jack process.
             let generator = try pipewire.start("generator", jackhost, ["signal", "-k", "sequence", "-c", "4", "-n", "jhgen"])
             defer { generator.stop() }

@@ -24,25 +24,38 @@ public struct ChannelLevels: Sendable, Equatable {
 /// A real-time peak/RMS meter: levels are computed in the process callback,
 /// drawing happens elsewhere (``MeterDisplay``).
 ///
-/// Per channel it keeps a window (peak, sum of squares) that the display side
-/// takes and resets with atomic exchanges, plus running totals for the summary.
-/// The real-time side only does arithmetic and relaxed atomic stores: no
-/// allocation, no lock, no system call.
+/// The real-time side is the only writer. It keeps running totals per channel in its own
+/// memory and publishes them with relaxed atomic stores: no compare-and-swap loop, no
+/// allocation, no lock, no system call. The display side derives a window's RMS from the
+/// difference between two readings of the running sums, and asks for the window peak to
+/// restart by bumping an epoch counter that the real-time side checks once per cycle.
 public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// The name shown in reports.
     public let consumerName = "meter"
-    /// One channel's atomics; a class so that the ~Copyable atomics have a stable home.
+    /// One channel's published values; a class so that the ~Copyable atomics have a stable home.
     final class ChannelState: @unchecked Sendable {
+        // Published by the real-time thread (relaxed stores), read by the display.
         let windowPeakBits = Atomic<UInt32>(0)
-        let windowSumSquaresBits = Atomic<UInt64>(0)
-        let windowFrames = Atomic<Int>(0)
         let totalPeakBits = Atomic<UInt32>(0)
         let totalSumSquaresBits = Atomic<UInt64>(0)
         let totalFrames = Atomic<Int>(0)
         let clips = Atomic<Int>(0)
+        // Real-time thread only.
+        var windowPeak: Float = 0
+        var totalPeak: Float = 0
+        var totalSumSquares: Double = 0
+        var frames = 0
+        var clipCount = 0
+        // Display side only: the sums at the previous snapshot.
+        var snapshotSum: Double = 0
+        var snapshotFrames = 0
     }
 
     private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
+    /// Bumped by the display to start a new peak window; the real-time side follows.
+    private let windowEpoch = Atomic<Int>(0)
+    /// The epoch the real-time side last applied (real-time thread only).
+    private var appliedEpoch = 0
     /// Serialises `prepare` (which may run again after a reconnect) against the display
     /// side's reads. The real-time side never takes it: it only runs between prepare and finish.
     private let displayLock = NSLock()
@@ -65,6 +78,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
         channelCount = format.channelCount
         self.format = format
+        appliedEpoch = windowEpoch.load(ordering: .relaxed)
         // The first call into generic SIMD code instantiates type metadata under a runtime
         // lock (RealtimeSanitizer caught this in debug builds). Measuring once here, off the
         // real-time thread, fills those caches before the process callback needs them.
@@ -74,42 +88,38 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     /// **Real-time.** Measures one block.
     public func process(_ block: AudioBlock) {
+        let epoch = windowEpoch.load(ordering: .relaxed)
+        let newWindow = epoch != appliedEpoch
+        appliedEpoch = epoch
         let channels = min(block.channelCount, channelCount)
         for channel in 0..<channels {
             let samples = block.buffers[channel]
             let (peak, sumSquares, clipped) = LevelMeter.measure(samples)
             let state = states[channel]
-            let windowPeak = Float(bitPattern: state.windowPeakBits.load(ordering: .relaxed))
-            if peak > windowPeak {
-                // The display may have exchanged the window to 0 meanwhile; losing that race
-                // only keeps a slightly older peak one more frame.
-                _ = state.windowPeakBits.compareExchange(expected: windowPeak.bitPattern, desired: peak.bitPattern,
-                                                         ordering: .relaxed)
+            if newWindow { state.windowPeak = 0 }
+            if peak > state.windowPeak {
+                state.windowPeak = peak
+                state.windowPeakBits.store(peak.bitPattern, ordering: .relaxed)
+            } else if newWindow {
+                state.windowPeakBits.store(state.windowPeak.bitPattern, ordering: .relaxed)
             }
-            addDouble(state.windowSumSquaresBits, sumSquares)
-            state.windowFrames.add(samples.count, ordering: .relaxed)
-            if peak > Float(bitPattern: state.totalPeakBits.load(ordering: .relaxed)) {
+            if peak > state.totalPeak {
+                state.totalPeak = peak
                 state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
             }
-            addDouble(state.totalSumSquaresBits, sumSquares)
-            state.totalFrames.add(samples.count, ordering: .relaxed)
-            if clipped > 0 { state.clips.add(clipped, ordering: .relaxed) }
+            state.totalSumSquares += sumSquares
+            state.frames += samples.count
+            state.totalSumSquaresBits.store(state.totalSumSquares.bitPattern, ordering: .relaxed)
+            state.totalFrames.store(state.frames, ordering: .relaxed)
+            if clipped > 0 {
+                state.clipCount += clipped
+                state.clips.store(state.clipCount, ordering: .relaxed)
+            }
         }
     }
 
     /// Nothing to release.
     public func finish() {}
-
-    @inline(__always)
-    private func addDouble(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
-        var current = atomic.load(ordering: .relaxed)
-        while true {
-            let next = (Double(bitPattern: current) + value).bitPattern
-            let (exchanged, original) = atomic.compareExchange(expected: current, desired: next, ordering: .relaxed)
-            if exchanged { return }
-            current = original
-        }
-    }
 
     /// **Real-time safe.** Peak, sum of squares and clipped-sample count of a buffer, 8 lanes at a time.
     @inline(__always)
@@ -145,19 +155,26 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     // MARK: Display side (ordinary threads)
 
-    /// Takes each channel's window (resetting it) and reads the running totals.
+    /// Reads each channel's window since the previous snapshot (and starts a new one),
+    /// plus the running totals. Call from one display thread.
     public func takeSnapshot() -> [ChannelLevels] {
         displayLock.lock()
         defer { displayLock.unlock() }
-        return (0..<channelCount).map { channel in
+        let levels = (0..<channelCount).map { channel -> ChannelLevels in
             let state = states[channel]
-            let peak = Float(bitPattern: state.windowPeakBits.exchange(0, ordering: .relaxed))
-            let sum = Double(bitPattern: state.windowSumSquaresBits.exchange(0, ordering: .relaxed))
-            let frames = state.windowFrames.exchange(0, ordering: .relaxed)
-            return ChannelLevels(peak: peak, rms: frames > 0 ? Float((sum / Double(frames)).squareRoot()) : 0,
+            let peak = Float(bitPattern: state.windowPeakBits.load(ordering: .relaxed))
+            let sum = Double(bitPattern: state.totalSumSquaresBits.load(ordering: .relaxed))
+            let frames = state.totalFrames.load(ordering: .relaxed)
+            let windowFrames = frames - state.snapshotFrames
+            let windowSum = max(0, sum - state.snapshotSum)
+            state.snapshotSum = sum
+            state.snapshotFrames = frames
+            return ChannelLevels(peak: peak, rms: windowFrames > 0 ? Float((windowSum / Double(windowFrames)).squareRoot()) : 0,
                                  overallPeak: 0, overallRMS: 0, clips: 0)
                 .withTotals(from: state)
         }
+        windowEpoch.add(1, ordering: .relaxed)
+        return levels
     }
 
     /// The running totals, without touching the windows.

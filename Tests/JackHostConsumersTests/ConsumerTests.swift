@@ -39,7 +39,10 @@ final class LevelMeterTests: XCTestCase {
         XCTAssertEqual(LevelMeter.dB(snapshot[0].peak), -6.0206, accuracy: 0.001)
         XCTAssertEqual(LevelMeter.dB(snapshot[0].rms), -9.0309, accuracy: 0.01)
         XCTAssertEqual(snapshot[1].clips, 48)
-        XCTAssertEqual(meter.takeSnapshot()[0].peak, 0, "taking a snapshot resets the window")
+        withBlock([[0, 0], [0, 0]]) { meter.process($0) }
+        let next = meter.takeSnapshot()[0]
+        XCTAssertEqual(next.peak, 0, "a snapshot starts a new window from the next cycle")
+        XCTAssertEqual(next.rms, 0, "the window's RMS covers only the frames since the last snapshot")
         XCTAssertEqual(LevelMeter.dB(meter.totals()[0].overallPeak), -6.0206, accuracy: 0.001, "totals persist")
         let summary = MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: 5, xruns: 2))
         XCTAssertTrue(summary.contains("in_1"))

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 RATE = 48000
+# jack_capture's input ports are named jack_capture:input1 ... inputN.
+JACK_CAPTURE_LAST_PORT = "jack_capture:input{}"
 
 
 # ----------------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ class Processes:
         self.reaped(proc)
         return code
 
-    def stop(self, proc, grace=3.0):
+    def stop(self, proc, grace=10.0):
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -82,8 +84,11 @@ class Bench:
         self.env = dict(os.environ, JACK_NO_START_SERVER="1")
         self.rows = []        # table rows
         self.details = []     # markdown sections with supporting data
-        self.log_lines = []
+        self.freewheel_times = []
+        self.crashes = {}           # peer -> crashed freewheel runs (retried)   # (tag, command, seconds) of every freewheel run, for the record
         self.started = time.monotonic()
+        # Freewheel recordings go to RAM (tmpfs), so that both recorders are measured, not the disk.
+        self.shm = Path(args.shm)
 
     def log(self, text):
         stamp = f"[{time.monotonic() - self.started:6.1f}s]"
@@ -97,7 +102,7 @@ class Bench:
 
     def start_server(self, period, channels, playback=2):
         self.server_serial += 1
-        name = f"jhbench-{os.getpid()}-{self.server_serial}"
+        name = f"{self.args.server_prefix}{self.server_serial}"
         log = open(self.work / f"{name}.log", "w")
         cmd = ["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE), "-p", str(period),
                "-C", str(channels), "-P", str(playback)]
@@ -105,11 +110,16 @@ class Bench:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if proc.poll() is not None:
+                self.procs.reaped(proc)
+                text = Path(log.name).read_text(errors="replace")
+                if "Too many servers already active" in text:
+                    raise RuntimeError("jack2's registry has 8 servers already (stale slots of killed servers?); "
+                                       "see `python3 Benchmarks/harness/jack_registry.py`")
                 raise RuntimeError(f"jackd {name} exited; see {log.name}")
             if subprocess.run(["jack_lsp", "-s", name], env=self.env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL).returncode == 0:
                 return (name, proc)
-            time.sleep(0.05)
+            time.sleep(0.02)
         self.procs.stop(proc)
         raise RuntimeError(f"jackd {name} did not come up")
 
@@ -199,7 +209,7 @@ def case_exit(b: Bench):
     b.log("case 0: does jackhost exit with 64 channels (no shim)?")
     server = b.start_server(256, 64)
     try:
-        timeout = 4 if b.quick else 8
+        timeout = 3 if b.quick else 8
         results = {}
         for label, cmd, env in [
             ("jackhost", b.jackhost("run", "--meter", "-s", server[0], "-n", "jhb_exit", "-c", "64", "--duration", "0.2"),
@@ -239,9 +249,12 @@ def case_freewheel(b: Bench):
     rounds = b.args.rounds
     # Audio seconds per run, long and short: the rate is (frames_long - frames_short) / (t_long - t_short),
     # which cancels start-up, the readiness wait and the exit, and leaves the freewheeling itself.
-    lengths = {"jackhost": (2.0, 12.0), "cmeter": (2.0, 12.0), "pymeter": (1.0, 4.0)}
+    # Long runs last about 2 s of freewheeling (1 s in quick mode) at ~20k cycles/s.
+    lengths = {"jackhost": (6.0, 60.0), "cmeter": (6.0, 60.0), "pymeter": (1.5, 9.0)}
     if b.quick:
-        lengths = {"jackhost": (1.0, 5.0), "cmeter": (1.0, 5.0)}
+        # One round only: every freewheel run needs its own server, which costs time.
+        lengths = {"jackhost": (3.0, 24.0), "cmeter": (3.0, 24.0)}
+        rounds = 1
     section = ["### 1. Freewheel throughput, 64 frames, real-time peak meter\n",
                "Cycles per second while jackd freewheels; each peer processes an exact number of frames and exits. "
                "t is measured from `jack_freewheel y` to the client's exit, once with a short and once with a long "
@@ -251,8 +264,8 @@ def case_freewheel(b: Bench):
                "| channels | peer | cycles/s per round | median |", "|---|---|---|---|"]
     for channels in (2, 8, 64):
         b.log(f"case 1: freewheel, {channels} channels")
-        server = b.start_server(period, channels)
-        try:
+        server = (period, channels)   # each run gets a fresh server (see freewheel_run)
+        if True:
             rates = {peer: [] for peer in lengths}
             ratios = {peer: [] for peer in lengths if peer != "jackhost"}
             for r in range(rounds):
@@ -263,18 +276,17 @@ def case_freewheel(b: Bench):
                     for seconds in lengths[peer]:
                         frames = int(round(seconds * RATE))
                         name = f"jhb_{peer}"
-                        if peer == "jackhost":
-                            cmd = b.jackhost("run", "--meter", "-s", server[0], "-n", name, "-c", str(channels),
-                                             "--duration", f"{seconds:g}")
-                            env = b.jackhost_env()
-                        elif peer == "cmeter":
-                            cmd = [b.args.cmeter, "-s", server[0], "-n", name, "-c", str(channels), "--frames", str(frames)]
-                            env = b.env
-                        else:
-                            cmd = [sys.executable, b.args.pymeter, "-s", server[0], "-n", name, "-c", str(channels),
-                                   "--frames", str(frames)]
-                            env = b.env
-                        times.append(freewheel_run(b, server, cmd, env, f"{name}:in_{channels}", f"fw-{peer}-{channels}"))
+
+                        def make_cmd(srv, peer=peer, seconds=seconds, frames=frames, name=name):
+                            if peer == "jackhost":
+                                return (b.jackhost("run", "--meter", "-s", srv[0], "-n", name, "-c", str(channels),
+                                                   "--duration", f"{seconds:g}"), b.jackhost_env())
+                            if peer == "cmeter":
+                                return ([b.args.cmeter, "-s", srv[0], "-n", name, "-c", str(channels), "--frames",
+                                         str(frames)], b.env)
+                            return ([sys.executable, b.args.pymeter, "-s", srv[0], "-n", name, "-c", str(channels),
+                                     "--frames", str(frames)], b.env)
+                        times.append(freewheel_run(b, server, make_cmd, f"{name}:in_{channels}", f"fw-{peer}-{channels}"))
                     if None in times or times[1] <= times[0]:
                         measured[peer] = None
                     else:
@@ -297,12 +309,30 @@ def case_freewheel(b: Bench):
                 b.row(f"1. Freewheel, {channels} ch x 64 fr, meter", "cycles/s vs Python",
                       fmt(b.median(rates["jackhost"])), "Py " + fmt(b.median(rates["pymeter"])),
                       f"{pr:.2f}" if pr else "n/a", "(info)", "-")
-        finally:
-            b.stop_server(server)
     b.details.append("\n".join(section) + "\n")
 
 
-def freewheel_run(b: Bench, server, cmd, env, last_port, tag):
+def freewheel_run(b: Bench, spec, make_cmd, last_port, tag, attempts=3):
+    """freewheel_once, retried when the client crashes (jack_capture 0.9.73 sometimes segfaults
+    while freewheeling); crashes are counted in b.crashes and reported."""
+    for _ in range(attempts):
+        result = freewheel_once(b, spec, make_cmd, last_port, tag)
+        if result != "crash":
+            return result
+        peer = tag.split("-")[1] if "-" in tag else tag
+        b.crashes[peer] = b.crashes.get(peer, 0) + 1
+    return None
+
+
+def freewheel_once(b: Bench, spec, make_cmd, last_port, tag):
+    """One freewheel measurement on a fresh server: start the client in real time, wait until it is
+    connected, switch freewheel on, and time until the client exits by itself.
+
+    jack2 1.9.21 cannot be reused after a client has closed while it freewheels: the next
+    `jack_freewheel` client cannot even open ("freewheel-01", SuspendRefNum errors, clients hang),
+    so every run gets its own server."""
+    server = b.start_server(*spec)
+    cmd, env = make_cmd(server)
     out = open(b.work / f"{tag}.out", "w")
     err = open(b.work / f"{tag}.err", "w")
     proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
@@ -316,14 +346,18 @@ def freewheel_run(b: Bench, server, cmd, env, last_port, tag):
         code = b.procs.wait(proc, 120)
         elapsed = time.monotonic() - started
     finally:
-        b.freewheel(server, False)
         if proc.poll() is None:
             b.procs.stop(proc)
         out.close()
         err.close()
+        b.procs.stop(server[1])
+    if code is not None and code < 0:
+        b.log(f"  {tag}: killed by signal {-code}; retrying")
+        return "crash"
     if code != 0:
         b.log(f"  {tag}: exit {code}; see {err.name}")
         return None
+    b.freewheel_times.append((tag, cmd, elapsed))
     return elapsed
 
 
@@ -332,7 +366,7 @@ def freewheel_run(b: Bench, server, cmd, env, last_port, tag):
 
 def case_callback(b: Bench):
     rounds = b.args.rounds
-    seconds = 1.5 if b.quick else 4.0
+    seconds = 1.0 if b.quick else 4.0
     b.log("case 2: callback time, 64 ch x 64 frames, real time")
     server = b.start_server(64, 64)
     results = {"jackhost": [], "cmeter": []}
@@ -478,7 +512,7 @@ def sndfile_frames(path):
 
 def case_recording(b: Bench):
     rounds = 1 if b.quick else 3
-    seconds = 2.0 if b.quick else 10.0
+    seconds = 1.0 if b.quick else 8.0
     period = 256
     expected = int(seconds * RATE)
     lines = ["### 5. Real-time recording, float WAV, 48 kHz, period 256\n",
@@ -615,9 +649,10 @@ def memory_breakdown(b: Bench):
 def case_freewheel_recording(b: Bench):
     rounds = b.args.rounds
     channels, period = 16, 1024
-    lengths = (5.0, 30.0) if not b.quick else (2.0, 10.0)
+    lengths = (20.0, 240.0) if not b.quick else (10.0, 60.0)
+    rounds = 1 if b.quick else rounds
     b.log(f"case 5b: freewheel recording, {channels} channels x {period}")
-    server = b.start_server(period, channels)
+    spec = (period, channels)
     rates = {"jackhost": [], "jack_capture": []}
     ratios = []
     try:
@@ -626,17 +661,17 @@ def case_freewheel_recording(b: Bench):
             for peer in b.alternate(r, ["jackhost", "jack_capture"]):
                 times = []
                 for seconds in lengths:
-                    wav = b.work / f"fwrec-{peer}.wav"
+                    wav = b.shm / f"fwrec-{peer}.wav"
                     wav.unlink(missing_ok=True)
-                    if peer == "jackhost":
-                        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_fwrec", "-c", str(channels),
-                                         "--duration", f"{seconds:g}", "--no-meter")
-                        env, port = b.jackhost_env(), f"jhb_fwrec:in_{channels}"
-                    else:
-                        cmd = ["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
-                               "-dc", "-ns", "-f", "wav", wav]
-                        env, port = dict(b.env, JACK_DEFAULT_SERVER=server[0]), f"jack_capture:input{channels}"
-                    t = freewheel_run(b, server, cmd, env, port, f"fwrec-{peer}")
+
+                    def make_cmd(srv, peer=peer, seconds=seconds, wav=wav):
+                        if peer == "jackhost":
+                            return (b.jackhost("record", wav, "-s", srv[0], "-n", "jhb_fwrec", "-c", str(channels),
+                                               "--duration", f"{seconds:g}", "--no-meter"), b.jackhost_env())
+                        return (["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
+                                 "-dc", "-ns", "-f", "wav", wav], dict(b.env, JACK_DEFAULT_SERVER=srv[0]))
+                    port = f"jhb_fwrec:in_{channels}" if peer == "jackhost" else JACK_CAPTURE_LAST_PORT.format(channels)
+                    t = freewheel_run(b, spec, make_cmd, port, f"fwrec-{peer}")
                     frames = sndfile_frames(wav) if wav.exists() else None
                     wav.unlink(missing_ok=True)
                     if frames != int(seconds * RATE):
@@ -651,15 +686,18 @@ def case_freewheel_recording(b: Bench):
             if measured["jackhost"] and measured["jack_capture"]:
                 ratios.append(measured["jackhost"] / measured["jack_capture"])
     finally:
-        b.stop_server(server)
+        pass
     ratio = b.median(ratios)
     b.row(f"5b. Freewheel recording, {channels} ch x {period}", "frames/s vs jack_capture",
           fmt(b.median(rates["jackhost"])), "jack_capture " + fmt(b.median(rates["jack_capture"])),
           f"{ratio:.2f}" if ratio else "n/a", "> 1", "PASS" if ratio and ratio > 1 else "FAIL")
     b.details.append("### 5b. Freewheel recording throughput\n\n"
-                     f"Float WAV, {channels} channels, period {period}; every file must hold exactly the frames asked for. "
+                     f"Float WAV to tmpfs, {channels} channels, period {period}; every file must hold exactly the frames "
+                     "asked for (jackhost applies backpressure while freewheeling; jack_capture grows its buffer). "
                      f"Rate = (frames_long - frames_short) / (t_long - t_short), lengths {lengths[0]:g}/{lengths[1]:g} "
-                     f"audio seconds, {rounds} rounds.\n\n| peer | frames/s per round | median |\n|---|---|---|\n" +
+                     f"audio seconds, {rounds} rounds. Crashed runs (retried): "
+                     f"{', '.join(f'{k} {v}' for k, v in b.crashes.items()) or 'none'}.\n\n"
+                     "| peer | frames/s per round | median |\n|---|---|---|\n" +
                      "".join(f"| {peer} | " + ", ".join(fmt(v) for v in vals) + f" | {fmt(b.median(vals))} |\n"
                              for peer, vals in rates.items()))
 
@@ -671,7 +709,7 @@ def case_rtsan(b: Bench):
     if not b.args.jackhost_rtsan:
         b.row("7. RT-thread allocations/locks (RTSan)", "reports", "not built", "-", "-", "0", "FAIL")
         return
-    seconds = 2.0 if b.quick else 5.0
+    seconds = 1.5 if b.quick else 5.0
     b.log("case 7: RealtimeSanitizer, meter + recorder + stream")
     server = b.start_server(64, 64)
     env = dict(b.env, RTSAN_OPTIONS="halt_on_error=false")
@@ -796,6 +834,8 @@ def main():
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
+    parser.add_argument("--server-prefix", required=True, help="every jackd started is named PREFIX<n>")
+    parser.add_argument("--shm", required=True, help="a folder on tmpfs for the freewheel recordings")
     parser.add_argument("--output", required=True)
     parser.add_argument("--jackhost", required=True)
     parser.add_argument("--jackhost-rtsan", default="")
@@ -805,6 +845,7 @@ def main():
     parser.add_argument("--kernel-bench", required=True)
     parser.add_argument("--close-shim", required=True)
     args = parser.parse_args()
+    Path(args.shm).mkdir(parents=True, exist_ok=True)
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
     cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
@@ -818,6 +859,11 @@ def main():
         except Exception as error:  # report the case as failed and go on with the others
             b.log(f"case {name} failed: {error!r}")
             b.row(f"{name}", "error", repr(error)[:80], "-", "-", "-", "FAIL")
+    if b.freewheel_times:
+        b.details.append("### Raw freewheel runs\n\nSeconds from `jack_freewheel y` to the client's exit, every run in "
+                         "order (the inputs to the rates above).\n\n" +
+                         "".join(f"- {tag}: {seconds:.3f} s (`{' '.join(Path(str(c)).name if i == 0 else str(c) for i, c in enumerate(cmd))}`)\n"
+                                 for tag, cmd, seconds in b.freewheel_times))
     elapsed = time.monotonic() - b.started
     table = write_report(b, Path(args.output), elapsed)
     print("\n".join(table))

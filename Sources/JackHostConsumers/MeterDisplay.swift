@@ -56,7 +56,10 @@ public final class MeterDisplay: @unchecked Sendable {
                     next += interval
                     if next < now { next = now + interval }
                 }
-                usleep(10_000)
+                // Sleep until the next redraw (at most 50 ms, so stop() is prompt): polling
+                // faster would steal CPU from JACK's threads on small machines.
+                let wait = min(max(next - Date().timeIntervalSinceReferenceDate, 0.001), 0.05)
+                usleep(UInt32(wait * 1_000_000))
             }
             done.signal()
         }

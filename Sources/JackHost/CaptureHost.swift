@@ -280,7 +280,7 @@ public final class CaptureHost: @unchecked Sendable {
             }
             current = nil
         }
-        live.client.close()
+        live.client.close(serverAlive: serverAlive)
     }
 
     /// Whether ``Configuration/frameLimit`` frames have been delivered.

@@ -51,11 +51,31 @@ public final class JackClient: @unchecked Sendable {
     deinit { close() }
 
     /// Closes the client; safe to call more than once. The corresponding C function is `jack_client_close`.
-    public func close() {
+    ///
+    /// - Parameter serverAlive: Pass false after the server went away: the client then skips
+    ///   the clean-up requests below, which a dead server cannot answer.
+    ///
+    /// Why ports go first: closing a client makes jack2 (1.9.21) remove every port and notify
+    /// every client of each removed metadata property, the closing client included, whose
+    /// notification thread has already stopped. With two properties on each of 48 or more
+    /// ports that socket fills, the server blocks writing to it, and `jack_client_close`
+    /// waits for the server forever. Removing the properties and ports while the client can
+    /// still read its notifications avoids the deadlock.
+    public func close(serverAlive: Bool = true) {
         guard !isClosed else { return }
         isClosed = true
+        if serverAlive {
+            for port in registeredPorts {
+                jack_remove_properties(handle, jack_port_uuid(port.handle))
+                jack_port_unregister(handle, port.handle)
+            }
+        }
+        registeredPorts.removeAll()
         jack_client_close(handle)
     }
+
+    /// Ports this client registered and has not unregistered, removed before closing.
+    private var registeredPorts: [JackPort] = []
 
     /// Marks the client as already gone (after server loss) without calling into libjack again
     /// from a notification thread; ``close()`` still releases the handle later.
@@ -158,11 +178,14 @@ public final class JackClient: @unchecked Sendable {
     private func registerAudioPort(named shortName: String, flags: JackPortFlags) throws(JackError) -> JackPort {
         let port = jack_port_register(handle, shortName, JackClient.audioPortType, UInt(flags.rawValue), 0)
         guard let port else { throw JackError.portRegistrationFailed(port: "\(name):\(shortName)") }
+        registeredPorts.append(JackPort(handle: port))
         return JackPort(handle: port)
     }
 
     /// Unregisters a port. The corresponding C function is `jack_port_unregister`.
     public func unregister(_ port: JackPort) {
+        registeredPorts.removeAll { $0 == port }
+        jack_remove_properties(handle, jack_port_uuid(port.handle))
         jack_port_unregister(handle, port.handle)
     }
 

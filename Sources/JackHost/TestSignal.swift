@@ -84,7 +84,7 @@ public final class TestSignalSource: @unchecked Sendable {
 
     /// Closes the client without deactivating, for when its server has died.
     public func abandon() {
-        client.close()
+        client.close(serverAlive: false)
     }
 }
 

@@ -33,6 +33,22 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// jack2 deadlocked closing a client with metadata on 48 or more ports; jackhost removes its
+    /// ports and properties first, so 64 and 256 inputs exit promptly and print their summary.
+    func testManyInputsExitPromptly() throws {
+        for channels in [64, 256] {
+            try JACKFixture.withServer(captureChannels: channels) { server in
+                let started = Date()
+                let result = try JackhostBinary.run(["run", "--meter", "-s", server.name, "-d", "0.2"], timeout: 20)
+                XCTAssertEqual(result.status, 0, result.stderr)
+                XCTAssertEqual(result.stdout.split(separator: "\n").filter { $0.hasPrefix("in_") }.count, channels)
+                XCTAssertLessThan(Date().timeIntervalSince(started), 10, "\(channels) inputs must not hang at exit")
+                let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
+                XCTAssertFalse(listed.stdout.contains("jackhost:"), "and leave nothing behind")
+            }
+        }
+    }
+
     func testInfoJSONReportsTheDummyServer() throws {
         try JACKFixture.withServer(captureChannels: 6) { server in
             let result = try JackhostBinary.run(["info", "--server", server.name, "--json"])

@@ -86,7 +86,8 @@ final class DeferredConsumerRunner: @unchecked Sendable {
                 drained += 1
             }
             if stopping { return }
-            if drained == 0 { usleep(pollMicroseconds) }
+            // Freewheel has no deadline and the process callback may be waiting on us: poll fast.
+            if drained == 0 { usleep(backpressure.load(ordering: .relaxed) ? 50 : pollMicroseconds) }
         }
     }
 

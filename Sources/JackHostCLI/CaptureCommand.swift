@@ -126,7 +126,6 @@ struct CapturePlan {
                 throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
             }
         }
-        if quiet { meter = meter && command == "meter" }
 
         if let path = recordPath {
             if let name = parsed.value("format") {

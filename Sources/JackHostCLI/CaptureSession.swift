@@ -70,9 +70,11 @@ final class CaptureSession {
         }
         if let recorder, let stream, recorder.encoding == stream.encoding {
             // Same samples wanted twice: convert once per cycle and share.
-            host.add(deferred: SharedConverter([recorder, stream]), ringSeconds: 4)
+            host.add(deferred: SharedConverter([recorder, stream]), ringSeconds: 2.5)
         } else {
-            if let recorder { host.add(deferred: recorder, ringSeconds: 4) }
+            // 2.5 s rounds up to a 2^17-frame ring (2.7 s at 48 kHz): about jack_capture's 4 s buffer
+        // in memory terms at 64 channels, and ample for a disk that stalls for a second.
+        if let recorder { host.add(deferred: recorder, ringSeconds: 2.5) }
             if let stream { host.add(deferred: stream) }
         }
         for plugin in plugins { host.add(plugin) }
@@ -93,7 +95,8 @@ final class CaptureSession {
             default: break
             }
         }
-        let display = meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
+        // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
+        let display = plan.quiet ? nil : meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         display?.counters = { [host] in
             let stats = host.statistics
             return .init(droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,

@@ -134,13 +134,17 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         let raw = UnsafeRawPointer(base)
         while index + 8 <= count {
             let lanes = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
-            let magnitude = lanes.replacing(with: -lanes, where: lanes .< 0)
-            peakVector = pointwiseMax(peakVector, magnitude)
-            squaresVector.addProduct(lanes, lanes)
+            // Plain lane-wise operations: pointwiseMax and max() are out-of-line generic stdlib
+            // calls, and addProduct becomes a libm fmaf call per lane on baseline x86-64
+            // (callgrind: 24 % of a 64-channel cycle). Clearing the sign bit is |x|.
+            let magnitude = unsafeBitCast(unsafeBitCast(lanes, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+            peakVector.replace(with: magnitude, where: magnitude .> peakVector)
+            squaresVector += lanes * lanes
             clipVector &-= unsafeBitCast(magnitude .>= one, to: SIMD8<Int32>.self)
             index += 8
         }
-        var peak = peakVector.max()
+        var peak: Float = 0
+        for lane in 0..<8 where peakVector[lane] > peak { peak = peakVector[lane] }
         var sum = Double(squaresVector.sum())
         var clips = Int(clipVector.wrappedSum())
         while index < count {

@@ -245,12 +245,12 @@ public enum SampleConversion {
 
     /// Converts `count` floats to 16-bit PCM, matching referenceInt16 exactly.
     public static func floatToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int) {
-        forEachVector(source, count: count, int16Vector) { store($0, to: destination + $1, lanes: $2) }
+        forEachVector(source, count: count, { int16Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
     }
 
     /// Converts `count` floats to 24-bit PCM in the low bits of Int32, matching referenceInt24 exactly.
     public static func floatToInt24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, int24Vector) { store($0, to: destination + $1, lanes: $2) }
+        forEachVector(source, count: count, { int24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
     }
 
     /// Same as floatToInt24 but shifted left by 8 (what libsndfile's sf_write_int expects for 24-bit PCM).
@@ -261,12 +261,12 @@ public enum SampleConversion {
 
     /// Converts `count` floats to 32-bit PCM, matching referenceInt32 exactly.
     public static func floatToInt32(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, int32Vector) { store($0, to: destination + $1, lanes: $2) }
+        forEachVector(source, count: count, { int32Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
     }
 
     /// Converts `count` floats to 8.24 fixed point, matching referenceFixed8_24 exactly.
     public static func floatToFixed8_24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, fixed8_24Vector) { store($0, to: destination + $1, lanes: $2) }
+        forEachVector(source, count: count, { fixed8_24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
     }
 
     // MARK: - Interleaving and wire encoding
@@ -454,7 +454,7 @@ public enum SampleConversion {
         _: Layout.Type, _ source: UnsafePointer<Float>, count: Int, to destination: UnsafeMutableRawPointer
     ) {
         let bytes = Layout.bytesPerSample
-        forEachVector(source, count: count, Layout.convert) { vector, offset, lanes in
+        forEachVector(source, count: count, { Layout.convert($0) }) { vector, offset, lanes in
             Layout.store(vector, lanes: lanes, to: destination + offset * bytes)
         }
     }

@@ -59,6 +59,21 @@ void cb_interleave(const float *const *src, size_t channels, size_t frames, floa
     }
 }
 
+void cb_measure(const float *src, size_t n, float *peak, double *sum_squares, long *clips) {
+    float p = 0, sum = 0;
+    long c = 0;
+    SCALAR_LOOP
+    for (size_t i = 0; i < n; i++) {
+        float x = src[i], m = fabsf(x);
+        p = m > p ? m : p;
+        sum += x * x;
+        c += m >= 1.0f;
+    }
+    *peak = p;
+    *sum_squares = sum;
+    *clips = c;
+}
+
 void cb_memcpy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
 void cb_copy_block_into_ring(const float *const *src, size_t channels, size_t frames, float *ring,

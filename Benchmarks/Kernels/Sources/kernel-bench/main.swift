@@ -17,6 +17,8 @@ struct Options {
     var rounds = 5
     var seconds = 0.2
     var cases: Set<String> = ["convert", "ring"]
+    /// With --calls, each conversion subject runs exactly this many times (for callgrind: counts per sample).
+    var calls = 0
 
     init(_ arguments: [String]) {
         var index = 1
@@ -30,6 +32,7 @@ struct Options {
             case "--rounds": guard let n = Int(value()), n > 0 else { Options.usage() }; rounds = n
             case "--seconds": guard let s = Double(value()), s > 0 else { Options.usage() }; seconds = s
             case "--only": cases = [value()]
+            case "--calls": guard let n = Int(value()), n > 0 else { Options.usage() }; calls = n
             default: Options.usage()
             }
             index += 1
@@ -38,9 +41,11 @@ struct Options {
 
     static func usage() -> Never {
         FileHandle.standardError.write(Data("""
-            usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring]
+            usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring] [--calls N]
               --rounds N   rounds per item; subject and peers alternate within each round (default 5)
               --seconds S  time per measurement (default 0.2)
+              --calls N    call each conversion subject exactly N times (16384 samples a call) instead
+                           of for a time; for instruction counts under valgrind --tool=callgrind
 
             """.utf8))
         exit(2)
@@ -193,6 +198,46 @@ func runConversion(_ options: Options) {
     ]
     let memcpyPeer = { cb_memcpy(copy, source, count * MemoryLayout<Float>.stride) }
 
+    // The meter's per-buffer kernel (case 1's real-time work), 64 buffers of 64 frames per call,
+    // next to the same arithmetic written as plain vector code (see `measureProposed`).
+    var meterSink: Float = 0
+    let meterKernels: [(String, () -> Void)] = [
+        ("jackhost", {
+            for channel in 0..<64 {
+                let result = LevelMeter.measure(UnsafeBufferPointer(start: source + channel * 64, count: 64))
+                meterSink = max(meterSink, result.peak)
+            }
+        }),
+        ("scalar", {
+            var peak: Float = 0, sum: Double = 0, clips = 0
+            for channel in 0..<64 {
+                cb_measure(source + channel * 64, 64, &peak, &sum, &clips)
+                meterSink = max(meterSink, peak)
+            }
+        }),
+        ("proposed", {
+            for channel in 0..<64 {
+                let result = measureProposed(UnsafeBufferPointer(start: source + channel * 64, count: 64))
+                meterSink = max(meterSink, result.peak)
+            }
+        }),
+    ]
+    do {  // all three agree on peak and clips
+        let a = LevelMeter.measure(UnsafeBufferPointer(start: source, count: 4096))
+        let b = measureProposed(UnsafeBufferPointer(start: source, count: 4096))
+        var peak: Float = 0, sum: Double = 0, clips = 0
+        cb_measure(source, 4096, &peak, &sum, &clips)
+        if a.peak.isNaN || a.peak != b.peak || a.clips != b.clips || a.clips != clips {
+            // The edge values include NaN: compare on the NaN-free tail instead.
+            let t = UnsafeBufferPointer(start: source + 8192, count: 4096)
+            let x = LevelMeter.measure(t), y = measureProposed(t)
+            cb_measure(source + 8192, 4096, &peak, &sum, &clips)
+            if x.peak != y.peak || x.peak != peak || x.clips != y.clips || x.clips != clips {
+                fail("meter kernels disagree: \(x) \(y) \(peak) \(clips)")
+            }
+        }
+    }
+
     // Same work first: a kernel that disagrees with its peer is not benchmarked.
     for kernel in kernels {
         kernel.jackhost()
@@ -205,6 +250,24 @@ func runConversion(_ options: Options) {
         }
     }
 
+    for round in 0..<options.rounds {
+        var subjects = meterKernels
+        let rotation = round % subjects.count
+        subjects = Array(subjects[rotation...] + subjects[..<rotation])
+        for (subject, body) in subjects {
+            let rate: Double
+            if options.calls > 0 {
+                let start = nowSeconds()
+                for _ in 0..<options.calls { body() }
+                rate = Double(options.calls * 4096) / (nowSeconds() - start)
+            } else {
+                rate = callsPerSecond(seconds: options.seconds, body) * 4096
+            }
+            emit("meter", "LevelMeter.measure 64 x 64", subject, round, rate, "samples/s")
+        }
+    }
+    if meterSink < 0 { print(meterSink) }
+
     for kernel in kernels {
         for round in 0..<options.rounds {
             // Rotate the order every round, so that no subject always runs first.
@@ -213,6 +276,12 @@ func runConversion(_ options: Options) {
             let rotation = round % subjects.count
             subjects = Array(subjects[rotation...] + subjects[..<rotation])
             for (subject, body) in subjects {
+                if options.calls > 0 {
+                    let start = nowSeconds()
+                    for _ in 0..<options.calls { body() }
+                    emit("convert", kernel.item, subject, round, Double(options.calls * count) / (nowSeconds() - start), "samples/s")
+                    continue
+                }
                 let rate = callsPerSecond(seconds: options.seconds, body) * Double(count)
                 emit("convert", kernel.item, subject, round, rate, "samples/s")
             }
@@ -220,11 +289,55 @@ func runConversion(_ options: Options) {
     }
 }
 
+// MARK: - The meter kernel, as proposed
+
+/// What `LevelMeter.measure` computes, written so that every step is a plain lane-wise vector
+/// operation: a compare-and-select instead of `pointwiseMax` (which the profile shows as an
+/// out-of-line, lane-by-lane call per vector), and `+= x * x` instead of `addProduct` (a libm
+/// `fmaf` call per lane on the baseline x86-64 target, which has no FMA instruction).
+func measureProposed(_ samples: UnsafeBufferPointer<Float>) -> (peak: Float, sumSquares: Double, clips: Int) {
+    guard let base = samples.baseAddress else { return (0, 0, 0) }
+    let count = samples.count
+    var peakVector = SIMD8<Float>(repeating: 0)
+    var squaresVector = SIMD8<Float>(repeating: 0)
+    var clipVector = SIMD8<Int32>(repeating: 0)
+    let raw = UnsafeRawPointer(base)
+    var index = 0
+    while index + 8 <= count {
+        let lanes = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
+        let magnitude = SIMD8<Float>(bitPattern: lanes.bitPattern & 0x7FFF_FFFF)
+        peakVector.replace(with: magnitude, where: magnitude .> peakVector)
+        squaresVector += lanes * lanes
+        clipVector &-= unsafeBitCast(magnitude .>= 1, to: SIMD8<Int32>.self)
+        index += 8
+    }
+    var peak: Float = 0
+    for lane in 0..<8 where peakVector[lane] > peak { peak = peakVector[lane] }
+    var sum = Double(squaresVector.sum())
+    var clips = Int(clipVector.wrappedSum())
+    while index < count {
+        let magnitude = abs(base[index])
+        if magnitude > peak { peak = magnitude }
+        sum += Double(base[index] * base[index])
+        if magnitude >= 1 { clips += 1 }
+        index += 1
+    }
+    return (peak, sum, clips)
+}
+
+extension SIMD8 where Scalar == Float {
+    init(bitPattern: SIMD8<UInt32>) { self = unsafeBitCast(bitPattern, to: SIMD8<Float>.self) }
+    var bitPattern: SIMD8<UInt32> { unsafeBitCast(self, to: SIMD8<UInt32>.self) }
+}
+
 // MARK: - Deferred delivery
 
-/// The worker side, as `DeferredConsumerRunner` runs it: drain every ready block into the
-/// consumer, sleep `pollMicroseconds` when there was none, exit after a final drain once
-/// asked to stop. The consumer reads one sample per channel, like a tap that looks at its data.
+/// The worker side, as `DeferredConsumerRunner.workerLoop` runs it (Sources/JackHost/DeferredDelivery.swift,
+/// which is internal and cannot be called from here): drain every ready block into the consumer;
+/// when there was none, sleep 50 us while the writer applies backpressure (freewheel, which is what
+/// this throughput test models: the writer waits when the ring is full) and `pollMicroseconds`
+/// otherwise; exit after a final drain once asked to stop. The consumer reads one sample per
+/// channel, like a tap that looks at its data. Keep this in step with the runner.
 final class DeliveryWorker: @unchecked Sendable {
     let ring: AudioBlockRing
     let stop = Atomic<Bool>(false)
@@ -232,6 +345,8 @@ final class DeliveryWorker: @unchecked Sendable {
     var delivered = 0
     var sink: UInt32 = 0
     let pollMicroseconds: UInt32
+    /// The writer waits instead of dropping when the ring is full (freewheel); always true here.
+    let backpressure = true
 
     init(ring: AudioBlockRing, pollMicroseconds: UInt32) {
         self.ring = ring
@@ -250,7 +365,7 @@ final class DeliveryWorker: @unchecked Sendable {
                     drained += 1
                 }
                 if stopping { break }
-                if drained == 0 { usleep(pollMicroseconds) }
+                if drained == 0 { usleep(backpressure ? 50 : pollMicroseconds) }
             }
             finished.signal()
         }

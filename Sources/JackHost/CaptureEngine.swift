@@ -58,6 +58,9 @@ final class CaptureEngine: @unchecked Sendable {
     private var deliveredFrames = 0
     /// Set once `frameLimit` frames were delivered.
     let limitReached = Atomic<Bool>(false)
+    /// Set just before deactivation: jack2 disconnects the ports first and may still run a
+    /// cycle with silent inputs, which must not reach consumers as if it were audio.
+    let deliveryStopped = Atomic<Bool>(false)
 
     /// Times each cycle when set (benchmarks, `--callback-time`).
     private let timer: CallbackTimer?
@@ -119,7 +122,7 @@ final class CaptureEngine: @unchecked Sendable {
         xrunsReported = xrunTotal
         sequence &+= 1
         // With a frame limit, the last cycle is cut to the exact frame and later ones are skipped.
-        let deliverable = min(Int(frames), frameLimit - deliveredFrames)
+        let deliverable = deliveryStopped.load(ordering: .acquiring) ? 0 : min(Int(frames), frameLimit - deliveredFrames)
         if deliverable > 0 {
             let view = AudioBufferListView(channels: channelPointers, channelCount: channelCount, frameCount: deliverable)
             let block = AudioBlock(buffers: view, timestamp: timestamp, droppedFramesBefore: 0)

@@ -264,7 +264,10 @@ public final class CaptureHost: @unchecked Sendable {
     /// Ends a live session: deactivates (if the server is still there), drains the workers,
     /// folds its counters into the totals, and closes the client.
     private func retire(_ live: LiveSession, serverAlive: Bool) {
-        if serverAlive { live.client.deactivate() }
+        if serverAlive {
+            live.engine.deliveryStopped.store(true, ordering: .releasing)
+            live.client.deactivate()
+        }
         live.runners.forEach { $0.stopWorker() }
         let stats = live.statistics()
         lock.withLock {
@@ -335,6 +338,7 @@ public final class CaptureHost: @unchecked Sendable {
             var lastBufferSize = 0
             var lastRate = 0
             var watched: ObjectIdentifier?
+            var tick = 0
             while !monitorStop.load(ordering: .acquiring) {
                 guard let live = lock.withLock({ current }) else { break }
                 let engine = live.engine
@@ -360,7 +364,11 @@ public final class CaptureHost: @unchecked Sendable {
                 if engine.connectionsChanged.exchange(false, ordering: .acquiring) {
                     trackConnections(live)
                 }
-                if engine.portsChanged.exchange(false, ordering: .acquiring), followRouteChange(live) {
+                // Also re-count now and then: a registration callback can arrive before the
+                // port list reflects the change, and the flag is then already consumed.
+                tick &+= 1
+                if engine.portsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0,
+                   configuration.channelCount == nil, followRouteChange(live) {
                     continue
                 }
                 classifyRecentDisconnects(live)

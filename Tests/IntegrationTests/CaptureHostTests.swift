@@ -235,8 +235,8 @@ final class CaptureHostTests: XCTestCase {
             XCTAssertLessThanOrEqual(slow.droppedReported, slowStats.droppedFrames)
             XCTAssertGreaterThan(slow.droppedReported, 0)
             XCTAssertEqual(realtime.framesWritten.load(ordering: .relaxed), stats.capturedFrames)
-            XCTAssertNil(SequenceCheck.verify(realtime.channels()).firstMismatch)
-            XCTAssertNil(SequenceCheck.verify(fast.channels).firstMismatch)
+            XCTAssertNil(SequenceCheck.verify(realtime.channels()).firstMismatch, "xruns \(stats.xruns), skipped \(stats.timelineGapFrames)")
+            XCTAssertNil(SequenceCheck.verify(fast.channels).firstMismatch, "xruns \(stats.xruns), skipped \(stats.timelineGapFrames)")
         }
     }
 

@@ -190,7 +190,8 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertTrue(JACKFixture.waitUntil { host.jackClient?.connections(ofPortNamed: "jackhost:in_3") == ["usbbridge:capture_1"] })
             XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_1"), ["system:capture_1"], "old wiring kept")
             bridge.unregister(port)
-            XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 2 }, "\(events.all)")
+            XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 2 },
+                          "\(events.all) physical now: \(bridge.physicalCapturePorts())")
             bridge.deactivate()
             bridge.close()
             XCTAssertEqual(formats.formats, [2, 3, 2])

@@ -77,6 +77,25 @@ final class RecorderTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path), "with --split only numbered files exist")
     }
 
+    /// What the host does on a sample-rate or route change: finish, then prepare with the new
+    /// format. The recorder rotates to the next numbered file with the new rate and channels.
+    func testFormatChangeRotatesToANewFile() throws {
+        let path = directory.appendingPathComponent("take.wav").path
+        let recorder = Recorder(path: path)
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        withBlock([[0.25, 0.5], [0.25, 0.5]]) { recorder.consume($0) }
+        recorder.finish()
+        try recorder.prepare(format: StreamFormat(sampleRate: 44100, channelCount: 3))
+        withBlock([[0.25], [0.5], [0.75]]) { recorder.consume($0) }
+        recorder.finish()
+        XCTAssertEqual(recorder.files, [path, Recorder.numberedPath(path, index: 2)])
+        var first = SF_INFO(), second = SF_INFO()
+        let a = sf_open(recorder.files[0], Int32(SFM_READ), &first), b = sf_open(recorder.files[1], Int32(SFM_READ), &second)
+        defer { sf_close(a); sf_close(b) }
+        XCTAssertEqual([first.samplerate, first.channels, Int32(first.frames)], [48000, 2, 2])
+        XCTAssertEqual([second.samplerate, second.channels, Int32(second.frames)], [44100, 3, 1])
+    }
+
     func testNothingCapturedLeavesNoFile() throws {
         let path = directory.appendingPathComponent("empty.wav").path
         let recorder = Recorder(path: path)

@@ -1,6 +1,7 @@
 import CSignals
 import Foundation
 import JackHost
+import JackHostConsumers
 
 /// The `jackhost` command: parses arguments and hands off to a subcommand.
 public enum JackHostCommand {
@@ -25,6 +26,8 @@ public enum JackHostCommand {
             case "--version", "-V":
                 let sanitizer = JackClient.isRealtimeSanitizerLinked ? " (RealtimeSanitizer linked)" : ""
                 print("jackhost \(jackhostVersion)\(sanitizer)")
+                // Which conversion kernels this CPU runs (JACKHOST_SIMD=portable forces the portable ones).
+                print("conversion kernels: \(SampleConversion.activeKernels.rawValue)")
                 return .success
             case "info":
                 return try InfoCommand.run(rest)

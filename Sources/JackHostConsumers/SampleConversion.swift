@@ -15,7 +15,16 @@
 // compares and integer ops, all of which vectorise on every target. It relies on
 // the default IEEE rounding mode, which Swift never changes.
 //
+// Two implementations of every kernel:
+// - the portable ones below, Swift SIMD on baseline SSE2 (and any other CPU);
+// - AVX2 ones in C (Sources/CSampleKernels), used when the CPU has AVX2, because Swift
+//   cannot compile one function for a newer CPU than the rest of the module.
+// `SampleConversion.activeKernels` says which runs; JACKHOST_SIMD=portable forces the
+// portable ones. Both must match the reference formulas bit for bit (the tests check both).
+//
 // Everything here is allocation-free: vectors live in registers or on the stack.
+
+import CSampleKernels
 
 /// Sample formats for recording and streaming.
 public enum SampleFormat: String, Sendable, CaseIterable {
@@ -67,6 +76,58 @@ public enum SampleFormat: String, Sendable, CaseIterable {
 
 /// Vectorised float32 to integer / fixed-point conversion, interleaving and wire encoding.
 public enum SampleConversion {
+    // MARK: - Choosing the kernels
+
+    /// The implementations of the conversion kernels.
+    public enum Kernels: String, Sendable, CaseIterable {
+        /// AVX2 kernels in C, for x86_64 CPUs that have AVX2.
+        case avx2
+        /// Swift SIMD kernels for any CPU (baseline SSE2 on x86_64).
+        case portable
+    }
+
+    /// The kernels this process uses by default: `.avx2` when the CPU supports it, unless the
+    /// environment variable `JACKHOST_SIMD=portable` was set at start-up; otherwise `.portable`.
+    /// Decided once before `main` runs, so reading it is a plain load on any thread.
+    public static var activeKernels: Kernels { jh_sample_kernels_use_avx2() != 0 ? .avx2 : .portable }
+
+    /// Whether `kernels` can run on this CPU (`.portable` always can).
+    public static func isSupported(_ kernels: Kernels) -> Bool {
+        kernels == .portable || jh_sample_kernels_cpu_has_avx2() != 0
+    }
+
+    /// Hands a channel list to C as `const float *const *` (an optional pointer has the same layout).
+    @inline(__always)
+    private static func withCChannels<R>(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
+                                         _ body: (UnsafePointer<UnsafePointer<Float>?>) -> R) -> R {
+        channels.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self) { body($0.baseAddress!) }
+    }
+
+    /// The C kernels' name for a format.
+    private static func wireFormat(_ format: SampleFormat) -> jh_wire_format {
+        switch format {
+        case .float32: return JH_WIRE_FLOAT32
+        case .int16: return JH_WIRE_INT16
+        case .int24: return JH_WIRE_INT24_PACKED
+        case .int32: return JH_WIRE_INT32
+        case .fixed8_24: return JH_WIRE_FIXED8_24
+        }
+    }
+
+    /// Runs one contiguous conversion with `kernels`: the AVX2 C kernel or the portable Swift one.
+    @inline(__always)
+    private static func convert(_ kernels: Kernels, _ format: jh_wire_format, _ source: UnsafePointer<Float>,
+                                _ destination: UnsafeMutableRawPointer, count: Int, portable: () -> Void) {
+        precondition(count >= 0, "negative sample count")
+        switch kernels {
+        case .avx2:
+            precondition(isSupported(.avx2), "the AVX2 kernels need a CPU with AVX2")
+            jh_avx2_convert(format, source, destination, count)
+        case .portable:
+            portable()
+        }
+    }
+
     // MARK: - Scalar reference formulas (the definition the kernels are tested against)
 
     /// Reference float to 16-bit conversion: NaN to 0, clamp to [-1, 1], scale by 2^15, round half to even, saturate.
@@ -244,36 +305,91 @@ public enum SampleConversion {
     // MARK: - Per-channel kernels
 
     /// Converts `count` floats to 16-bit PCM, matching referenceInt16 exactly.
-    public static func floatToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int) {
-        forEachVector(source, count: count, { int16Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+    public static func floatToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int,
+                                    using kernels: Kernels = activeKernels) {
+        convert(kernels, JH_WIRE_INT16, source, destination, count: count) {
+            forEachVector(source, count: count, { int16Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+        }
     }
 
     /// Converts `count` floats to 24-bit PCM in the low bits of Int32, matching referenceInt24 exactly.
-    public static func floatToInt24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, { int24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+    public static func floatToInt24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+                                    using kernels: Kernels = activeKernels) {
+        convert(kernels, JH_WIRE_INT24_IN_INT32, source, destination, count: count) {
+            forEachVector(source, count: count, { int24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+        }
     }
 
     /// Same as floatToInt24 but shifted left by 8 (what libsndfile's sf_write_int expects for 24-bit PCM).
-    public static func floatToInt24LeftJustified(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
+    public static func floatToInt24LeftJustified(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>,
+                                                 count: Int, using kernels: Kernels = activeKernels) {
         // libsndfile treats int data as full-scale 32-bit and drops the low byte for 24-bit files.
-        forEachVector(source, count: count, { int24Vector($0) &<< 8 }) { store($0, to: destination + $1, lanes: $2) }
+        convert(kernels, JH_WIRE_INT24_LEFT_JUSTIFIED, source, destination, count: count) {
+            forEachVector(source, count: count, { int24Vector($0) &<< 8 }) { store($0, to: destination + $1, lanes: $2) }
+        }
     }
 
     /// Converts `count` floats to 32-bit PCM, matching referenceInt32 exactly.
-    public static func floatToInt32(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, { int32Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+    public static func floatToInt32(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+                                    using kernels: Kernels = activeKernels) {
+        convert(kernels, JH_WIRE_INT32, source, destination, count: count) {
+            forEachVector(source, count: count, { int32Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+        }
     }
 
     /// Converts `count` floats to 8.24 fixed point, matching referenceFixed8_24 exactly.
-    public static func floatToFixed8_24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int) {
-        forEachVector(source, count: count, { fixed8_24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+    public static func floatToFixed8_24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+                                        using kernels: Kernels = activeKernels) {
+        convert(kernels, JH_WIRE_FIXED8_24, source, destination, count: count) {
+            forEachVector(source, count: count, { fixed8_24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
+        }
     }
 
     // MARK: - Interleaving and wire encoding
 
     /// Interleaves planar float channels: destination[frame * channels + channel].
-    public static func interleave(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, into destination: UnsafeMutablePointer<Float>) {
+    public static func interleave(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
+                                  into destination: UnsafeMutablePointer<Float>, using kernels: Kernels = activeKernels) {
+        // The AVX2 kernels exist only on x86, which is little-endian: native floats are wire floats.
+        if kernels == .avx2, !channels.isEmpty {
+            encodeAVX2(JH_WIRE_FLOAT32, channels, frames: frames, interleaved: true, into: UnsafeMutableRawPointer(destination))
+            return
+        }
         layOut(NativeFloatLayout.self, channels, frames: frames, interleaved: true, into: UnsafeMutableRawPointer(destination))
+    }
+
+    /// Encodes planar channels as 24-bit samples left-justified in Int32 (libsndfile's int
+    /// data for 24-bit files), interleaved or one run per channel.
+    /// `destination` holds `channels.count * frames` values; `scratch` (same size) is used by
+    /// the portable kernels to interleave and is not read afterwards.
+    public static func encodeInt24LeftJustified(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
+                                                interleaved: Bool, into destination: UnsafeMutablePointer<Int32>,
+                                                scratch: UnsafeMutablePointer<Int32>, using kernels: Kernels = activeKernels) {
+        precondition(frames >= 0, "negative frame count")
+        guard !channels.isEmpty, frames > 0 else { return }
+        if kernels == .avx2 {
+            encodeAVX2(JH_WIRE_INT24_LEFT_JUSTIFIED, channels, frames: frames, interleaved: interleaved,
+                       into: UnsafeMutableRawPointer(destination))
+            return
+        }
+        let channelCount = channels.count
+        for channel in 0..<channelCount {
+            let target = interleaved ? scratch + channel * frames : destination + channel * frames
+            floatToInt24LeftJustified(channels[channel], target, count: frames, using: .portable)
+        }
+        if interleaved {
+            for frame in 0..<frames {
+                for channel in 0..<channelCount { destination[frame * channelCount + channel] = scratch[channel * frames + frame] }
+            }
+        }
+    }
+
+    /// Runs the AVX2 encoder after checking the CPU and the arguments.
+    private static func encodeAVX2(_ format: jh_wire_format, _ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
+                                   frames: Int, interleaved: Bool, into destination: UnsafeMutableRawPointer) {
+        precondition(frames >= 0, "negative frame count")
+        precondition(isSupported(.avx2), "the AVX2 kernels need a CPU with AVX2")
+        withCChannels(channels) { jh_avx2_encode(format, $0, channels.count, frames, interleaved ? 1 : 0, destination) }
     }
 
     /// Number of bytes `encode` writes.
@@ -284,7 +400,13 @@ public enum SampleConversion {
     /// Encodes planar float channels into little-endian bytes of `format`.
     /// interleaved == true: frame-major (L R L R ...). false: channel-major blocks (all of channel 0's `frames` samples, then channel 1's ...).
     /// int24 is packed 3 bytes per sample, little-endian. `destination` must hold encodedByteCount bytes.
-    public static func encode(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, format: SampleFormat, interleaved: Bool, into destination: UnsafeMutableRawPointer) {
+    public static func encode(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, format: SampleFormat,
+                              interleaved: Bool, into destination: UnsafeMutableRawPointer, using kernels: Kernels = activeKernels) {
+        if kernels == .avx2 {
+            guard !channels.isEmpty else { return }
+            encodeAVX2(wireFormat(format), channels, frames: frames, interleaved: interleaved, into: destination)
+            return
+        }
         // Dispatch once per call, so each layout is a fully specialised loop with no per-sample branching.
         switch format {
         case .float32: layOut(Float32Layout.self, channels, frames: frames, interleaved: interleaved, into: destination)

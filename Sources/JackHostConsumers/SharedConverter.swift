@@ -98,16 +98,9 @@ public final class BlockEncoder {
                 planar = .allocate(capacity: channels * frames)
                 planarCount = channels * frames
             }
-            let out = scratch.assumingMemoryBound(to: Int32.self)
-            for channel in 0..<channels {
-                let destination = encoding.interleaved ? planar + channel * frames : out + channel * frames
-                SampleConversion.floatToInt24LeftJustified(buffers.channelPointers[channel], destination, count: frames)
-            }
-            if encoding.interleaved {
-                for frame in 0..<frames {
-                    for channel in 0..<channels { out[frame * channels + channel] = planar[channel * frames + frame] }
-                }
-            }
+            SampleConversion.encodeInt24LeftJustified(buffers.channelPointers, frames: frames,
+                                                      interleaved: encoding.interleaved,
+                                                      into: scratch.assumingMemoryBound(to: Int32.self), scratch: planar)
         } else {
             SampleConversion.encode(buffers.channelPointers, frames: frames, format: encoding.sampleFormat,
                                     interleaved: encoding.interleaved, into: scratch)

@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostConsumers
 import XCTest
 
 /// End-to-end tests of the `jackhost` binary against private dummy servers, with a
@@ -22,6 +23,10 @@ final class CLITests: XCTestCase {
         let version = try JackhostBinary.run(["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertTrue(version.stdout.hasPrefix("jackhost \(jackhostVersionForTests)"), version.stdout)
+        let expectedKernels = SampleConversion.isSupported(.avx2) ? "avx2" : "portable"
+        XCTAssertTrue(version.stdout.contains("conversion kernels: \(expectedKernels)"), version.stdout)
+        let portable = try JackhostBinary.run(["--version"], environment: ["JACKHOST_SIMD": "portable"])
+        XCTAssertTrue(portable.stdout.contains("conversion kernels: portable"), portable.stdout)
         if ProcessInfo.processInfo.environment["JACKHOST_EXPECT_RTSAN"] == "1" {
             XCTAssertTrue(version.stdout.contains("RealtimeSanitizer linked"), "the rtsan pass must link the runtime")
         }
@@ -85,9 +90,11 @@ final class CLITests: XCTestCase {
 
     /// Records the generator's sequence in every sample format and checks it with two readers.
     func testRecordIsBitExactInEveryFormat() throws {
-        let cases: [(file: String, format: String, arguments: [String])] = [
-            ("f32.wav", "f32", []), ("s16.wav", "s16", ["-b", "s16"]), ("s24.w64", "s24", ["-b", "s24"]),
-            ("s32.caf", "s32", ["-b", "s32"]), ("s16.flac", "s16", ["-b", "s16"]), ("f32.rf64", "f32", ["-f", "rf64"]),
+        // The last case runs the portable conversion kernels, which CPUs without AVX2 use.
+        let cases: [(file: String, format: String, arguments: [String], environment: [String: String])] = [
+            ("f32.wav", "f32", [], [:]), ("s16.wav", "s16", ["-b", "s16"], [:]), ("s24.w64", "s24", ["-b", "s24"], [:]),
+            ("s32.caf", "s32", ["-b", "s32"], [:]), ("s16.flac", "s16", ["-b", "s16"], [:]), ("f32.rf64", "f32", ["-f", "rf64"], [:]),
+            ("s24-portable.wav", "s24", ["-b", "s24"], ["JACKHOST_SIMD": "portable"]),
         ]
         try JACKFixture.withServer(captureChannels: 2) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 3, signal: .sequence)
@@ -95,7 +102,7 @@ final class CLITests: XCTestCase {
             for entry in cases {
                 let path = workDirectory.appendingPathComponent(entry.file).path
                 let result = try JackhostBinary.run(["record", path, "-s", server.name, "-c", "3", "--connect", "jhgen:out_.*",
-                                                     "-d", "1.5", "--no-meter"] + entry.arguments)
+                                                     "-d", "1.5", "--no-meter"] + entry.arguments, environment: entry.environment)
                 XCTAssertEqual(result.status, 0, "\(entry.file): \(result.stderr)")
                 XCTAssertTrue(result.stdout.contains("recorded 72000 frames"), result.stdout)
                 let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), entry.file)
@@ -197,16 +204,18 @@ final class CLITests: XCTestCase {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
-            for (format, interleaved) in [("f32", false), ("s24", true), ("8.24", true), ("s32", false)] {
-                let out = workDirectory.appendingPathComponent("stream-\(format).raw").path
+            // Each format with the default kernels and again with the portable ones (JACKHOST_SIMD=portable).
+            let formats = [("f32", false), ("s24", true), ("8.24", true), ("s32", false)]
+            for ((format, interleaved), kernels) in formats.flatMap({ f in ["default", "portable"].map { (f, $0) } }) {
+                let out = workDirectory.appendingPathComponent("stream-\(format)-\(kernels).raw").path
                 var arguments = ["stream", "-s", server.name, "--connect", "jhgen:out_.*", "-d", "0.5", "-b", format, "-o", out]
                 if interleaved { arguments.append("-i") }
-                let result = try JackhostBinary.run(arguments)
+                let result = try JackhostBinary.run(arguments, environment: kernels == "portable" ? ["JACKHOST_SIMD": "portable"] : [:])
                 XCTAssertEqual(result.status, 0, result.stderr)
                 let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
                 let channels = decode(bytes, format: format, interleaved: interleaved, channels: 2, blockFrames: 256)
-                XCTAssertEqual(channels[0].count, 24000, format)
-                XCTAssertNil(SequenceCheck.verify(channels).firstMismatch, format)
+                XCTAssertEqual(channels[0].count, 24000, "\(format) \(kernels)")
+                XCTAssertNil(SequenceCheck.verify(channels).firstMismatch, "\(format) \(kernels)")
             }
         }
     }

@@ -1,6 +1,7 @@
 // SampleConversionTests.swift
 //
-// Checks the SIMD conversion kernels lane by lane against the scalar reference
+// Checks the SIMD conversion kernels -- both implementations, the portable Swift ones
+// and, on a CPU that has AVX2, the C ones -- lane by lane against the scalar reference
 // formulas, pins the reference formulas themselves to hand-computed values (so the
 // comparison is not circular), and decodes `encode`'s bytes by hand.
 
@@ -9,6 +10,11 @@ import XCTest
 
 final class SampleConversionTests: XCTestCase {
     // MARK: - Helpers
+
+    /// Every kernel implementation this CPU can run; each test checks all of them.
+    private static var kernelsUnderTest: [SampleConversion.Kernels] {
+        SampleConversion.Kernels.allCases.filter(SampleConversion.isSupported)
+    }
 
     /// Tiny deterministic xorshift64 generator, so failures reproduce exactly.
     private struct XorShift64 {
@@ -93,18 +99,22 @@ final class SampleConversionTests: XCTestCase {
         XCTAssertEqual(mismatches, 0, "\(name): \(mismatches) mismatches", file: file, line: line)
     }
 
-    /// All five kernels against their references on one input.
+    /// All five kernels of every implementation against their references on one input.
     private func assertAllKernels(_ input: [Float], file: StaticString = #filePath, line: UInt = #line) {
-        assertKernel("int16", input, canary: Int16(0x5A5A), SampleConversion.floatToInt16,
-                     matches: SampleConversion.referenceInt16, file: file, line: line)
-        assertKernel("int24", input, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToInt24,
-                     matches: SampleConversion.referenceInt24, file: file, line: line)
-        assertKernel("int24<<8", input, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToInt24LeftJustified,
-                     matches: { SampleConversion.referenceInt24($0) << 8 }, file: file, line: line)
-        assertKernel("int32", input, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToInt32,
-                     matches: SampleConversion.referenceInt32, file: file, line: line)
-        assertKernel("8.24", input, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToFixed8_24,
-                     matches: SampleConversion.referenceFixed8_24, file: file, line: line)
+        for kernels in Self.kernelsUnderTest {
+            let tag = " (\(kernels))"
+            assertKernel("int16" + tag, input, canary: Int16(0x5A5A), { SampleConversion.floatToInt16($0, $1, count: $2, using: kernels) },
+                         matches: SampleConversion.referenceInt16, file: file, line: line)
+            assertKernel("int24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt24($0, $1, count: $2, using: kernels) },
+                         matches: SampleConversion.referenceInt24, file: file, line: line)
+            assertKernel("int24<<8" + tag, input, canary: Int32(0x5A5A_5A5A),
+                         { SampleConversion.floatToInt24LeftJustified($0, $1, count: $2, using: kernels) },
+                         matches: { SampleConversion.referenceInt24($0) << 8 }, file: file, line: line)
+            assertKernel("int32" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt32($0, $1, count: $2, using: kernels) },
+                         matches: SampleConversion.referenceInt32, file: file, line: line)
+            assertKernel("8.24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToFixed8_24($0, $1, count: $2, using: kernels) },
+                         matches: SampleConversion.referenceFixed8_24, file: file, line: line)
+        }
     }
 
     /// Planar test channels owning their memory, with the pointer list `encode`/`interleave` take.
@@ -330,22 +340,28 @@ final class SampleConversionTests: XCTestCase {
         }
         inputs.append(-128); expected.append(.min)
         inputs.append(Float(128).nextDown); expected.append(2_147_483_520)
-        let output = run(inputs, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToFixed8_24)
-        XCTAssertEqual(output, expected)
+        for kernels in Self.kernelsUnderTest {
+            let output = run(inputs, canary: Int32(0x5A5A_5A5A)) { SampleConversion.floatToFixed8_24($0, $1, count: $2, using: kernels) }
+            XCTAssertEqual(output, expected, "\(kernels)")
+        }
         XCTAssertEqual(inputs.map(SampleConversion.referenceFixed8_24), expected)
     }
 
     func testInt24LeftJustifiedIsReferenceShiftedBy8() {
         var generator = XorShift64(state: 42)
         let input = (0..<67).map { _ in generator.nextSample() } + [1, -1, 0.5]
-        let output = run(input, canary: Int32(0x5A5A_5A5A), SampleConversion.floatToInt24LeftJustified)
-        for (index, x) in input.enumerated() {
-            XCTAssertEqual(output[index] & 0xFF, 0, "low byte must be zero")
-            XCTAssertEqual(output[index] >> 8, SampleConversion.referenceInt24(x))
+        for kernels in Self.kernelsUnderTest {
+            let output = run(input, canary: Int32(0x5A5A_5A5A)) {
+                SampleConversion.floatToInt24LeftJustified($0, $1, count: $2, using: kernels)
+            }
+            for (index, x) in input.enumerated() {
+                XCTAssertEqual(output[index] & 0xFF, 0, "low byte must be zero (\(kernels))")
+                XCTAssertEqual(output[index] >> 8, SampleConversion.referenceInt24(x), "\(kernels)")
+            }
+            XCTAssertEqual(output[input.count - 3], 0x7FFF_FF00)
+            XCTAssertEqual(output[input.count - 2], Int32(bitPattern: 0x8000_0000))
+            XCTAssertEqual(output[input.count - 1], 0x4000_0000)
         }
-        XCTAssertEqual(output[input.count - 3], 0x7FFF_FF00)
-        XCTAssertEqual(output[input.count - 2], Int32(bitPattern: 0x8000_0000))
-        XCTAssertEqual(output[input.count - 1], 0x4000_0000)
     }
 
     func testKernelsHandleUnalignedPointers() {
@@ -357,26 +373,29 @@ final class SampleConversionTests: XCTestCase {
         (source + 1).initialize(from: input, count: 41)
         let destination = UnsafeMutablePointer<Int32>.allocate(capacity: 43)
         defer { destination.deallocate() }
-        destination.initialize(repeating: 99, count: 43)
-        SampleConversion.floatToInt24(source + 1, destination + 1, count: 41)
-        XCTAssertEqual(destination[0], 99)
-        XCTAssertEqual(destination[42], 99)
-        XCTAssertEqual(Array(UnsafeBufferPointer(start: destination + 1, count: 41)),
-                       input.map(SampleConversion.referenceInt24))
+        for kernels in Self.kernelsUnderTest {
+            destination.initialize(repeating: 99, count: 43)
+            SampleConversion.floatToInt24(source + 1, destination + 1, count: 41, using: kernels)
+            XCTAssertEqual(destination[0], 99)
+            XCTAssertEqual(destination[42], 99)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: destination + 1, count: 41)),
+                           input.map(SampleConversion.referenceInt24), "\(kernels)")
+        }
     }
 
     // MARK: - Interleave
 
     func testInterleave() {
         var generator = XorShift64(state: 0x1234_5678)
-        for channelCount in [1, 2, 3, 4, 5, 8, 17] {
-            for frames in [0, 1, 7, 15, 16, 17, 33, 67, 300] {
+        for kernels in Self.kernelsUnderTest {
+          for channelCount in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64] {
+            for frames in [0, 1, 7, 8, 15, 16, 17, 33, 67, 300] {
                 let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
                 let total = channelCount * frames
                 let output = UnsafeMutablePointer<Float>.allocate(capacity: total + 1)
                 defer { output.deallocate() }
                 output.initialize(repeating: 12_345, count: total + 1)
-                channels.withPointers { SampleConversion.interleave($0, frames: frames, into: output) }
+                channels.withPointers { SampleConversion.interleave($0, frames: frames, into: output, using: kernels) }
                 var mismatches = 0
                 for frame in 0..<frames {
                     for channel in 0..<channelCount
@@ -384,9 +403,11 @@ final class SampleConversionTests: XCTestCase {
                         mismatches += 1
                     }
                 }
-                XCTAssertEqual(mismatches, 0, "channels \(channelCount), frames \(frames)")
-                XCTAssertEqual(output[total], 12_345, "wrote past the end: channels \(channelCount), frames \(frames)")
+                let context = "\(kernels): channels \(channelCount), frames \(frames)"
+                XCTAssertEqual(mismatches, 0, context)
+                XCTAssertEqual(output[total], 12_345, "wrote past the end: \(context)")
             }
+          }
         }
     }
 
@@ -398,7 +419,7 @@ final class SampleConversionTests: XCTestCase {
             right.withUnsafeBufferPointer { r in
                 [l.baseAddress!, r.baseAddress!].withUnsafeBufferPointer { channels in
                     output.withUnsafeMutableBufferPointer {
-                        SampleConversion.interleave(channels, frames: 3, into: $0.baseAddress!)
+                        SampleConversion.interleave(channels, frames: 3, into: $0.baseAddress!, using: .portable)
                     }
                 }
             }
@@ -421,6 +442,14 @@ final class SampleConversionTests: XCTestCase {
     /// Encodes random channels and checks every decoded sample, plus guard bytes on both sides.
     private func assertEncode(channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
                               byteOffset: Int, generator: inout XorShift64) {
+        for kernels in Self.kernelsUnderTest {
+            assertEncode(channelCount: channelCount, frames: frames, format: format, interleaved: interleaved,
+                         byteOffset: byteOffset, kernels: kernels, generator: &generator)
+        }
+    }
+
+    private func assertEncode(channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
+                              byteOffset: Int, kernels: SampleConversion.Kernels, generator: inout XorShift64) {
         let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
         let count = SampleConversion.encodedByteCount(channels: channelCount, frames: frames, format: format)
         let guardByte: UInt8 = 0xA5
@@ -428,10 +457,10 @@ final class SampleConversionTests: XCTestCase {
         buffer.withUnsafeMutableBytes { raw in
             channels.withPointers {
                 SampleConversion.encode($0, frames: frames, format: format, interleaved: interleaved,
-                                        into: raw.baseAddress! + byteOffset)
+                                        into: raw.baseAddress! + byteOffset, using: kernels)
             }
         }
-        let context = "\(format) interleaved=\(interleaved) channels=\(channelCount) frames=\(frames) offset=\(byteOffset)"
+        let context = "\(kernels) \(format) interleaved=\(interleaved) channels=\(channelCount) frames=\(frames) offset=\(byteOffset)"
         XCTAssertTrue(buffer[..<byteOffset].allSatisfy { $0 == guardByte }, "wrote before start: \(context)")
         XCTAssertTrue(buffer[(byteOffset + count)...].allSatisfy { $0 == guardByte }, "wrote past end: \(context)")
         let bytes = Array(buffer[byteOffset..<(byteOffset + count)])
@@ -455,7 +484,7 @@ final class SampleConversionTests: XCTestCase {
         var generator = XorShift64(state: 0x0BAD_C0DE_1234_5678)
         for format in SampleFormat.allCases {
             for interleaved in [true, false] {
-                for channelCount in [1, 2, 3, 4, 6, 8] {
+                for channelCount in [1, 2, 3, 4, 6, 8, 9, 16, 23] {
                     for frames in [0, 1, 5, 8, 15, 16, 17, 31, 33, 64, 67, 100] {
                         assertEncode(channelCount: channelCount, frames: frames, format: format,
                                      interleaved: interleaved, byteOffset: 0, generator: &generator)
@@ -484,35 +513,39 @@ final class SampleConversionTests: XCTestCase {
         // More channels than a single interleaving block holds.
         var generator = XorShift64(state: 2_024)
         for format in SampleFormat.allCases {
-            for channelCount in [100, 257, 300] {
-                assertEncode(channelCount: channelCount, frames: 5, format: format, interleaved: true,
+            for channelCount in [64, 100, 257, 300] {
+                assertEncode(channelCount: channelCount, frames: 19, format: format, interleaved: true,
                              byteOffset: 0, generator: &generator)
             }
         }
     }
 
     func testEncodeZeroChannels() {
-        var bytes = [UInt8](repeating: 0xEE, count: 4)
-        bytes.withUnsafeMutableBytes { raw in
-            let none: [UnsafePointer<Float>] = []
-            none.withUnsafeBufferPointer {
-                SampleConversion.encode($0, frames: 64, format: .int24, interleaved: true, into: raw.baseAddress!)
+        for kernels in Self.kernelsUnderTest {
+            var bytes = [UInt8](repeating: 0xEE, count: 4)
+            bytes.withUnsafeMutableBytes { raw in
+                let none: [UnsafePointer<Float>] = []
+                none.withUnsafeBufferPointer {
+                    SampleConversion.encode($0, frames: 64, format: .int24, interleaved: true, into: raw.baseAddress!, using: kernels)
+                }
             }
+            XCTAssertEqual(bytes, [0xEE, 0xEE, 0xEE, 0xEE], "\(kernels)")
         }
-        XCTAssertEqual(bytes, [0xEE, 0xEE, 0xEE, 0xEE])
     }
 
     func testEncodeKnownStereoInt16AndInt24Bytes() {
         // Hand-written expected bytes, independent of the reference functions.
         let left: [Float] = [1, -1]
         let right: [Float] = [0.5, -0.5]
+      for kernels in Self.kernelsUnderTest {
         func encoded(_ format: SampleFormat, interleaved: Bool) -> [UInt8] {
             var bytes = [UInt8](repeating: 0, count: SampleConversion.encodedByteCount(channels: 2, frames: 2, format: format))
             left.withUnsafeBufferPointer { l in
                 right.withUnsafeBufferPointer { r in
                     [l.baseAddress!, r.baseAddress!].withUnsafeBufferPointer { channels in
                         bytes.withUnsafeMutableBytes {
-                            SampleConversion.encode(channels, frames: 2, format: format, interleaved: interleaved, into: $0.baseAddress!)
+                            SampleConversion.encode(channels, frames: 2, format: format, interleaved: interleaved,
+                                                    into: $0.baseAddress!, using: kernels)
                         }
                     }
                 }
@@ -530,5 +563,47 @@ final class SampleConversionTests: XCTestCase {
         XCTAssertEqual(Array(encoded(.float32, interleaved: true).prefix(4)), [0x00, 0x00, 0x80, 0x3F])
         // 8.24: 1.0 -> 0x01000000.
         XCTAssertEqual(Array(encoded(.fixed8_24, interleaved: true).prefix(4)), [0x00, 0x00, 0x00, 0x01])
+      }
+    }
+
+    func testEncodeInt24LeftJustifiedInterleavedAndPlanar() {
+        // libsndfile's int data for 24-bit files: the reference shifted left by 8, in either layout.
+        var generator = XorShift64(state: 0x5EED)
+        for kernels in Self.kernelsUnderTest {
+            for interleaved in [true, false] {
+                for (channelCount, frames) in [(1, 9), (2, 17), (3, 8), (8, 16), (11, 37), (64, 64)] {
+                    let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
+                    let total = channelCount * frames
+                    let output = UnsafeMutablePointer<Int32>.allocate(capacity: total + 1)
+                    let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: total)
+                    defer { output.deallocate(); scratch.deallocate() }
+                    output.initialize(repeating: 0x5A5A_5A5A, count: total + 1)
+                    channels.withPointers {
+                        SampleConversion.encodeInt24LeftJustified($0, frames: frames, interleaved: interleaved,
+                                                                  into: output, scratch: scratch, using: kernels)
+                    }
+                    var mismatches = 0
+                    for channel in 0..<channelCount {
+                        for frame in 0..<frames {
+                            let index = interleaved ? frame * channelCount + channel : channel * frames + frame
+                            if output[index] != SampleConversion.referenceInt24(channels.samples[channel][frame]) << 8 { mismatches += 1 }
+                        }
+                    }
+                    let context = "\(kernels) interleaved=\(interleaved) channels=\(channelCount) frames=\(frames)"
+                    XCTAssertEqual(mismatches, 0, context)
+                    XCTAssertEqual(output[total], 0x5A5A_5A5A, "wrote past the end: \(context)")
+                }
+            }
+        }
+    }
+
+    func testActiveKernelsAreSupportedAndAVX2IsUsedWhereAvailable() throws {
+        XCTAssertTrue(SampleConversion.isSupported(.portable))
+        XCTAssertTrue(SampleConversion.isSupported(SampleConversion.activeKernels))
+        // Unless the environment asked for the portable kernels, a CPU with AVX2 uses them.
+        if ProcessInfo.processInfo.environment["JACKHOST_SIMD"] != "portable" {
+            XCTAssertEqual(SampleConversion.activeKernels == .avx2, SampleConversion.isSupported(.avx2))
+        }
+        try XCTSkipUnless(SampleConversion.isSupported(.avx2), "this CPU has no AVX2: only the portable kernels were tested")
     }
 }

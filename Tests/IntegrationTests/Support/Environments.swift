@@ -24,7 +24,7 @@ final class Daemon {
     init(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String], logDirectory: URL) throws {
         self.name = name
         logURL = logDirectory.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment

@@ -16,9 +16,9 @@ enum JackhostBinary {
 
     /// Runs jackhost to completion and checks the sanitizer stayed quiet.
     @discardableResult
-    static func run(_ arguments: [String], timeout: Double = 60, file: StaticString = #filePath,
-                    line: UInt = #line) throws -> JACKFixture.ToolResult {
-        let result = try JACKFixture.run(path, arguments, timeout: timeout)
+    static func run(_ arguments: [String], timeout: Double = 60, environment: [String: String] = [:],
+                    file: StaticString = #filePath, line: UInt = #line) throws -> JACKFixture.ToolResult {
+        let result = try JACKFixture.run(path, arguments, timeout: timeout, environment: environment)
         assertNoSanitizerReport(result.stderr, file: file, line: line)
         return result
     }
@@ -42,8 +42,8 @@ final class RunningJackhost {
     init(arguments: [String], directory: URL) throws {
         stdoutURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).out")
         stderrURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: JackhostBinary.path)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

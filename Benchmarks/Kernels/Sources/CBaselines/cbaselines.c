@@ -59,6 +59,13 @@ void cb_interleave(const float *const *src, size_t channels, size_t frames, floa
     }
 }
 
+void cb_encode_int16_interleaved(const float *const *src, size_t channels, size_t frames, int16_t *dst) {
+    for (size_t f = 0; f < frames; f++) {
+        SCALAR_LOOP
+        for (size_t c = 0; c < channels; c++) dst[f * channels + c] = (int16_t)round_clamped(src[c][f], 32768.0f);
+    }
+}
+
 void cb_measure(const float *src, size_t n, float *peak, double *sum_squares, long *clips) {
     float p = 0, sum = 0;
     long c = 0;

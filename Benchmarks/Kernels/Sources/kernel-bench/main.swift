@@ -86,6 +86,11 @@ func cArray(_ pointers: UnsafePointer<UnsafePointer<Float>>) -> UnsafePointer<Un
     UnsafeRawPointer(pointers).assumingMemoryBound(to: UnsafePointer<Float>?.self)
 }
 
+/// A fact about the run (not a measurement), e.g. which conversion kernels are active.
+func emitInfo(_ key: String, _ value: String) {
+    print("{\"info\":\"\(key)\",\"value\":\"\(value)\"}")
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("kernel-bench: \(message)\n".utf8))
     exit(1)
@@ -125,6 +130,7 @@ func checkEqual(_ name: String, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Fl
 }
 
 func runConversion(_ options: Options) {
+    emitInfo("kernels", SampleConversion.activeKernels.rawValue)
     let channels = 64, frames = 256
     let count = channels * frames
     let source = UnsafeMutablePointer<Float>.allocate(capacity: count)
@@ -151,55 +157,63 @@ func runConversion(_ options: Options) {
     let planar64 = channelPointers(64)
     let planar2 = channelPointers(2)
 
+    // `jackhost` runs the kernels a default build uses on this CPU (SampleConversion.activeKernels:
+    // AVX2 where the CPU has it); `portable` forces the Swift SIMD kernels every CPU runs.
     struct Kernel {
         var item: String
-        var jackhost: () -> Void
+        var jackhost: (SampleConversion.Kernels) -> Void
         var scalar: () -> Void
         var swiftScalar: (() -> Void)?
         var check: () -> Void
     }
     let kernels: [Kernel] = [
         Kernel(item: "int16",
-               jackhost: { SampleConversion.floatToInt16(source, out16, count: count) },
+               jackhost: { SampleConversion.floatToInt16(source, out16, count: count, using: $0) },
                scalar: { cb_float_to_int16(source, peer16, count) },
                swiftScalar: { for i in 0..<count { out16[i] = SampleConversion.referenceInt16(source[i]) } },
                check: { checkEqual("int16", out16, peer16, count, source) }),
         Kernel(item: "int24",
-               jackhost: { SampleConversion.floatToInt24(source, out32, count: count) },
+               jackhost: { SampleConversion.floatToInt24(source, out32, count: count, using: $0) },
                scalar: { cb_float_to_int24(source, peer32, count) },
                swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt24(source[i]) } },
                check: { checkEqual("int24", out32, peer32, count, source) }),
         // What the recorder calls for 24-bit files: the same conversion shifted left by 8.
         Kernel(item: "int24 left-justified",
-               jackhost: { SampleConversion.floatToInt24LeftJustified(source, out32, count: count) },
+               jackhost: { SampleConversion.floatToInt24LeftJustified(source, out32, count: count, using: $0) },
                scalar: { cb_float_to_int24_left_justified(source, peer32, count) },
                swiftScalar: nil,
                check: { checkEqual("int24 left-justified", out32, peer32, count, source) }),
         Kernel(item: "int32",
-               jackhost: { SampleConversion.floatToInt32(source, out32, count: count) },
+               jackhost: { SampleConversion.floatToInt32(source, out32, count: count, using: $0) },
                scalar: { cb_float_to_int32(source, peer32, count) },
                swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt32(source[i]) } },
                check: { checkEqual("int32", out32, peer32, count, source) }),
         Kernel(item: "8.24",
-               jackhost: { SampleConversion.floatToFixed8_24(source, out32, count: count) },
+               jackhost: { SampleConversion.floatToFixed8_24(source, out32, count: count, using: $0) },
                scalar: { cb_float_to_fixed8_24(source, peer32, count) },
                swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceFixed8_24(source[i]) } },
                check: { checkEqual("8.24", out32, peer32, count, source) }),
         Kernel(item: "interleave x64",
-               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar64), frames: count / 64, into: outFloat) },
+               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar64), frames: count / 64, into: outFloat, using: $0) },
                scalar: { cb_interleave(cArray(planar64.baseAddress!), 64, count / 64, peerFloat) },
                swiftScalar: nil,
                check: { checkEqual("interleave x64", outFloat, peerFloat, count, source) }),
         Kernel(item: "interleave x2",
-               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar2), frames: count / 2, into: outFloat) },
+               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar2), frames: count / 2, into: outFloat, using: $0) },
                scalar: { cb_interleave(cArray(planar2.baseAddress!), 2, count / 2, peerFloat) },
                swiftScalar: nil,
                check: { checkEqual("interleave x2", outFloat, peerFloat, count, source) }),
+        // What `jackhost stream --format s16` does per block: convert and interleave in one pass.
+        Kernel(item: "s16 interleaved x64",
+               jackhost: { SampleConversion.encode(UnsafeBufferPointer(planar64), frames: count / 64, format: .int16,
+                                                   interleaved: true, into: UnsafeMutableRawPointer(out16), using: $0) },
+               scalar: { cb_encode_int16_interleaved(cArray(planar64.baseAddress!), 64, count / 64, peer16) },
+               swiftScalar: nil,
+               check: { checkEqual("s16 interleaved x64", out16, peer16, count, source) }),
     ]
     let memcpyPeer = { cb_memcpy(copy, source, count * MemoryLayout<Float>.stride) }
 
-    // The meter's per-buffer kernel (case 1's real-time work), 64 buffers of 64 frames per call,
-    // next to the same arithmetic written as plain vector code (see `measureProposed`).
+    // The meter's per-buffer kernel (case 1's real-time work), 64 buffers of 64 frames per call.
     var meterSink: Float = 0
     let meterKernels: [(String, () -> Void)] = [
         ("jackhost", {
@@ -215,34 +229,22 @@ func runConversion(_ options: Options) {
                 meterSink = max(meterSink, peak)
             }
         }),
-        ("proposed", {
-            for channel in 0..<64 {
-                let result = measureProposed(UnsafeBufferPointer(start: source + channel * 64, count: 64))
-                meterSink = max(meterSink, result.peak)
-            }
-        }),
     ]
-    do {  // all three agree on peak and clips
-        let a = LevelMeter.measure(UnsafeBufferPointer(start: source, count: 4096))
-        let b = measureProposed(UnsafeBufferPointer(start: source, count: 4096))
+    do {  // the kernel and its peer agree on peak and clips (on a NaN-free stretch: the edge values include NaN)
+        let t = UnsafeBufferPointer(start: source + 8192, count: 4096)
+        let x = LevelMeter.measure(t)
         var peak: Float = 0, sum: Double = 0, clips = 0
-        cb_measure(source, 4096, &peak, &sum, &clips)
-        if a.peak.isNaN || a.peak != b.peak || a.clips != b.clips || a.clips != clips {
-            // The edge values include NaN: compare on the NaN-free tail instead.
-            let t = UnsafeBufferPointer(start: source + 8192, count: 4096)
-            let x = LevelMeter.measure(t), y = measureProposed(t)
-            cb_measure(source + 8192, 4096, &peak, &sum, &clips)
-            if x.peak != y.peak || x.peak != peak || x.clips != y.clips || x.clips != clips {
-                fail("meter kernels disagree: \(x) \(y) \(peak) \(clips)")
-            }
-        }
+        cb_measure(source + 8192, 4096, &peak, &sum, &clips)
+        if x.peak != peak || x.clips != clips { fail("meter kernels disagree: \(x) \(peak) \(clips)") }
     }
 
     // Same work first: a kernel that disagrees with its peer is not benchmarked.
     for kernel in kernels {
-        kernel.jackhost()
-        kernel.scalar()
-        kernel.check()
+        for implementation in SampleConversion.Kernels.allCases where SampleConversion.isSupported(implementation) {
+            kernel.jackhost(implementation)
+            kernel.scalar()
+            kernel.check()
+        }
         // NaN lanes make the Swift reference and the C peer agree too; check it as well.
         if let swiftScalar = kernel.swiftScalar {
             swiftScalar()
@@ -271,7 +273,10 @@ func runConversion(_ options: Options) {
     for kernel in kernels {
         for round in 0..<options.rounds {
             // Rotate the order every round, so that no subject always runs first.
-            var subjects: [(String, () -> Void)] = [("jackhost", kernel.jackhost), ("scalar", kernel.scalar), ("memcpy", memcpyPeer)]
+            var subjects: [(String, () -> Void)] = [
+                ("jackhost", { kernel.jackhost(SampleConversion.activeKernels) }), ("scalar", kernel.scalar), ("memcpy", memcpyPeer),
+            ]
+            if SampleConversion.activeKernels != .portable { subjects.append(("portable", { kernel.jackhost(.portable) })) }
             if let swiftScalar = kernel.swiftScalar { subjects.append(("swift-reference", swiftScalar)) }
             let rotation = round % subjects.count
             subjects = Array(subjects[rotation...] + subjects[..<rotation])
@@ -287,47 +292,6 @@ func runConversion(_ options: Options) {
             }
         }
     }
-}
-
-// MARK: - The meter kernel, as proposed
-
-/// What `LevelMeter.measure` computes, written so that every step is a plain lane-wise vector
-/// operation: a compare-and-select instead of `pointwiseMax` (which the profile shows as an
-/// out-of-line, lane-by-lane call per vector), and `+= x * x` instead of `addProduct` (a libm
-/// `fmaf` call per lane on the baseline x86-64 target, which has no FMA instruction).
-func measureProposed(_ samples: UnsafeBufferPointer<Float>) -> (peak: Float, sumSquares: Double, clips: Int) {
-    guard let base = samples.baseAddress else { return (0, 0, 0) }
-    let count = samples.count
-    var peakVector = SIMD8<Float>(repeating: 0)
-    var squaresVector = SIMD8<Float>(repeating: 0)
-    var clipVector = SIMD8<Int32>(repeating: 0)
-    let raw = UnsafeRawPointer(base)
-    var index = 0
-    while index + 8 <= count {
-        let lanes = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
-        let magnitude = SIMD8<Float>(bitPattern: lanes.bitPattern & 0x7FFF_FFFF)
-        peakVector.replace(with: magnitude, where: magnitude .> peakVector)
-        squaresVector += lanes * lanes
-        clipVector &-= unsafeBitCast(magnitude .>= 1, to: SIMD8<Int32>.self)
-        index += 8
-    }
-    var peak: Float = 0
-    for lane in 0..<8 where peakVector[lane] > peak { peak = peakVector[lane] }
-    var sum = Double(squaresVector.sum())
-    var clips = Int(clipVector.wrappedSum())
-    while index < count {
-        let magnitude = abs(base[index])
-        if magnitude > peak { peak = magnitude }
-        sum += Double(base[index] * base[index])
-        if magnitude >= 1 { clips += 1 }
-        index += 1
-    }
-    return (peak, sum, clips)
-}
-
-extension SIMD8 where Scalar == Float {
-    init(bitPattern: SIMD8<UInt32>) { self = unsafeBitCast(bitPattern, to: SIMD8<Float>.self) }
-    var bitPattern: SIMD8<UInt32> { unsafeBitCast(self, to: SIMD8<UInt32>.self) }
 }
 
 // MARK: - Deferred delivery

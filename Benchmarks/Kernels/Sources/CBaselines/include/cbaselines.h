@@ -16,6 +16,8 @@ void cb_float_to_int32(const float *src, int32_t *dst, size_t n);
 void cb_float_to_fixed8_24(const float *src, int32_t *dst, size_t n);
 /// dst[frame * channels + channel] = src[channel][frame]
 void cb_interleave(const float *const *src, size_t channels, size_t frames, float *dst);
+/// Interleaved 16-bit PCM, what a stream of s16 writes: dst[frame * channels + channel].
+void cb_encode_int16_interleaved(const float *const *src, size_t channels, size_t frames, int16_t *dst);
 /// What LevelMeter.measure computes, one sample per iteration: peak |x|, sum of x*x (as float,
 /// widened at the end like the meter), and how many samples have |x| >= 1.
 void cb_measure(const float *src, size_t n, float *peak, double *sum_squares, long *clips);

@@ -1,0 +1,61 @@
+// jackhost_sample_kernels.h
+//
+// AVX2 sample-conversion kernels for JackHost, chosen at run time.
+//
+// Why C: Swift compiles a whole module for one target CPU (baseline SSE2 on Linux
+// x86_64) and has no per-function target attribute, so it cannot hold an AVX2 kernel
+// beside a portable one in one binary. C can (`__attribute__((target("avx2")))`), and
+// the CPU check runs once, in a constructor, before main. The portable kernels stay in
+// Swift (JackHostConsumers/SampleConversion.swift) and define the results: these kernels
+// must match them bit for bit, and the tests check that lane by lane.
+//
+// Every function here is allocation-free, lock-free and makes no system call.
+#ifndef JACKHOST_SAMPLE_KERNELS_H
+#define JACKHOST_SAMPLE_KERNELS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Output sample layouts, all little-endian, all from JACK's float32.
+typedef enum {
+    JH_WIRE_FLOAT32 = 0,        ///< IEEE float32, unchanged.
+    JH_WIRE_INT16 = 1,          ///< Signed 16-bit PCM.
+    JH_WIRE_INT24_PACKED = 2,   ///< Signed 24-bit PCM in 3 bytes.
+    JH_WIRE_INT32 = 3,          ///< Signed 32-bit PCM.
+    JH_WIRE_FIXED8_24 = 4,      ///< Signed 8.24 fixed point in 32 bits.
+    JH_WIRE_INT24_IN_INT32 = 5, ///< Signed 24-bit PCM in the low 24 bits of an int32 (sign-extended).
+    JH_WIRE_INT24_LEFT_JUSTIFIED = 6, ///< Signed 24-bit PCM shifted left by 8 in an int32 (libsndfile's int).
+} jh_wire_format;
+
+/// Set once before main (a constructor): see jh_sample_kernels_use_avx2.
+extern int jh_sample_kernels_avx2;
+
+/// Non-zero when the AVX2 kernels should be used: the CPU supports AVX2 and the environment
+/// variable JACKHOST_SIMD was not "portable" at start-up. One load, safe on any thread.
+static inline int jh_sample_kernels_use_avx2(void) { return jh_sample_kernels_avx2; }
+
+/// Non-zero when this CPU supports AVX2, whatever JACKHOST_SIMD says (tests use it).
+int jh_sample_kernels_cpu_has_avx2(void);
+
+/// Bytes one sample of `format` occupies in the output.
+size_t jh_wire_bytes_per_sample(jh_wire_format format);
+
+/// Converts `count` contiguous floats into `format` at `destination` (any alignment).
+/// Requires jh_sample_kernels_cpu_has_avx2().
+void jh_avx2_convert(jh_wire_format format, const float *source, void *destination, size_t count);
+
+/// Converts `channel_count` planar channels of `frames` samples into `format` at
+/// `destination` (any alignment), frame-major (interleaved: L R L R ...) when
+/// `interleaved` is non-zero, otherwise one run per channel.
+/// Requires jh_sample_kernels_cpu_has_avx2().
+void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t channel_count,
+                    size_t frames, int interleaved, void *destination);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

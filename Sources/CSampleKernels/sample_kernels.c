@@ -1,0 +1,270 @@
+// sample_kernels.c
+//
+// AVX2 float32 -> wire-format kernels (see include/jackhost_sample_kernels.h for why they
+// are in C). Each conversion is defined by the scalar reference formulas in
+// SampleConversion.swift: NaN to 0, clamp, scale by a power of two (exact), round half to
+// even, saturate. Here the rounding is one cvtps2dq, which rounds with MXCSR's mode:
+// round-to-nearest-even, the IEEE default that Swift and C never change.
+//
+// Layout of the work: every format has an 8-lane "store8" (convert 8 floats, write
+// 8 samples); the loops below are written once and inlined per format with the format a
+// compile-time constant, so each public entry point's switch picks a fully specialised loop.
+// Interleaving transposes 8 channels x 8 frames in registers and writes whole frames.
+#include "jackhost_sample_kernels.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int jh_sample_kernels_avx2 = 0;
+
+size_t jh_wire_bytes_per_sample(jh_wire_format format) {
+    switch (format) {
+    case JH_WIRE_INT16: return 2;
+    case JH_WIRE_INT24_PACKED: return 3;
+    default: return 4;
+    }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+int jh_sample_kernels_cpu_has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+
+// Runs before main (and before any Swift code), so the flag is a plain global by the time
+// anything reads it: no lazy initialisation on any thread.
+__attribute__((constructor)) static void jh_sample_kernels_detect(void) {
+    const char *choice = getenv("JACKHOST_SIMD");
+    int portable = choice != NULL && strcmp(choice, "portable") == 0;
+    jh_sample_kernels_avx2 = !portable && jh_sample_kernels_cpu_has_avx2();
+}
+
+#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+#define AVX2_FUNCTION __attribute__((target("avx2")))
+
+// --- One vector of 8 samples -------------------------------------------------------------
+
+/// NaN lanes become +0 (a NaN is the only value unordered with itself).
+AVX2_INLINE __m256 zero_nan(__m256 x) {
+    return _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
+}
+
+/// clamp(x, lower, upper) * scale, rounded half to even; NaN already removed.
+/// max/min before the multiply: the scale is a power of two, so the product is exact.
+AVX2_INLINE __m256i clamp_scale_round(__m256 x, float lower, float upper, float scale) {
+    __m256 clamped = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(lower)), _mm256_set1_ps(upper));
+    return _mm256_cvtps_epi32(_mm256_mul_ps(clamped, _mm256_set1_ps(scale)));
+}
+
+/// cvtps2dq answers 0x80000000 for every lane >= 2^31; flipping all bits of those lanes
+/// gives 0x7FFFFFFF, the saturated top. Lanes below -2^31 are already 0x80000000.
+AVX2_INLINE __m256i saturate_top(__m256i rounded, __m256 scaled) {
+    __m256 over = _mm256_cmp_ps(scaled, _mm256_set1_ps(2147483648.0f), _CMP_GE_OQ);
+    return _mm256_xor_si256(rounded, _mm256_castps_si256(over));
+}
+
+/// 24-bit lanes; the top is clamped to 1 - 2^-23 (exact), which maps to 8388607, so no
+/// lane can round up out of range.
+AVX2_INLINE __m256i int24_lanes(__m256 x) {
+    return clamp_scale_round(zero_nan(x), -1.0f, 8388607.0f / 8388608.0f, 8388608.0f);
+}
+
+/// Converts 8 floats to `format` and writes exactly 8 samples (8 * bytes) at `out`.
+AVX2_INLINE void store8(jh_wire_format format, __m256 x, unsigned char *out) {
+    switch (format) {
+    case JH_WIRE_FLOAT32:
+        _mm256_storeu_ps((float *)out, x);
+        break;
+    case JH_WIRE_INT16: {
+        // Same clamp trick: 1 - 2^-15 maps to 32767, so the pack never saturates.
+        __m256i lanes = clamp_scale_round(zero_nan(x), -1.0f, 32767.0f / 32768.0f, 32768.0f);
+        __m128i packed = _mm_packs_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+        _mm_storeu_si128((__m128i *)out, packed);
+        break;
+    }
+    case JH_WIRE_INT24_PACKED: {
+        // Per 128-bit half: keep bytes 0-2 of each int32 (12 bytes, then 4 zeros); then move
+        // the upper half's 12 bytes down next to the lower half's: 24 contiguous bytes.
+        const __m256i pick = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                              0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+        __m256i bytes = _mm256_shuffle_epi8(int24_lanes(x), pick);
+        __m256i packed = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7));
+        _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(packed));
+        _mm_storel_epi64((__m128i *)(out + 16), _mm256_extracti128_si256(packed, 1));
+        break;
+    }
+    case JH_WIRE_INT32: {
+        __m256 scaled = _mm256_mul_ps(
+            _mm256_min_ps(_mm256_max_ps(zero_nan(x), _mm256_set1_ps(-1.0f)), _mm256_set1_ps(1.0f)),
+            _mm256_set1_ps(2147483648.0f));
+        _mm256_storeu_si256((__m256i *)out, saturate_top(_mm256_cvtps_epi32(scaled), scaled));
+        break;
+    }
+    case JH_WIRE_FIXED8_24: {
+        // No clamp: 8.24 spans [-128, 128); outside it (and +-inf) saturates.
+        __m256 scaled = _mm256_mul_ps(zero_nan(x), _mm256_set1_ps(16777216.0f));
+        _mm256_storeu_si256((__m256i *)out, saturate_top(_mm256_cvtps_epi32(scaled), scaled));
+        break;
+    }
+    case JH_WIRE_INT24_IN_INT32:
+        _mm256_storeu_si256((__m256i *)out, int24_lanes(x));
+        break;
+    case JH_WIRE_INT24_LEFT_JUSTIFIED:
+        _mm256_storeu_si256((__m256i *)out, _mm256_slli_epi32(int24_lanes(x), 8));
+        break;
+    }
+}
+
+/// Converts `lanes` (< 8) floats from `samples` and writes exactly `lanes` samples at `out`.
+/// Tails go through the same store8, so they cannot round differently.
+AVX2_INLINE void store_partial(jh_wire_format format, const float samples[8], size_t lanes, unsigned char *out) {
+    float padded[8] = {0};
+    unsigned char converted[32];
+    memcpy(padded, samples, lanes * sizeof(float));
+    store8(format, _mm256_loadu_ps(padded), converted);
+    memcpy(out, converted, lanes * jh_wire_bytes_per_sample(format));
+}
+
+// --- Loops ---------------------------------------------------------------------------------
+
+/// One contiguous run: 16 samples per iteration (two independent vectors), then the tail.
+AVX2_INLINE void convert_run(jh_wire_format format, const float *source, unsigned char *out, size_t count) {
+    const size_t bytes = jh_wire_bytes_per_sample(format);
+    size_t index = 0;
+    for (; index + 16 <= count; index += 16) {
+        store8(format, _mm256_loadu_ps(source + index), out + index * bytes);
+        store8(format, _mm256_loadu_ps(source + index + 8), out + (index + 8) * bytes);
+    }
+    for (; index + 8 <= count; index += 8) store8(format, _mm256_loadu_ps(source + index), out + index * bytes);
+    if (index < count) store_partial(format, source + index, count - index, out + index * bytes);
+}
+
+/// Transposes an 8x8 block of floats held as 8 rows.
+AVX2_INLINE void transpose8x8(__m256 rows[8]) {
+    __m256 pairs[8], quads[8];
+    for (int i = 0; i < 8; i += 2) {
+        pairs[i] = _mm256_unpacklo_ps(rows[i], rows[i + 1]);
+        pairs[i + 1] = _mm256_unpackhi_ps(rows[i], rows[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        quads[i] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[i + 1] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        quads[i + 2] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[i + 3] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        rows[i] = _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x20);
+        rows[i + 4] = _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x31);
+    }
+}
+
+/// Interleaves channels [first, first + group) of every frame, group <= 8, in blocks of
+/// 8 frames: load 8 frames of each channel, transpose, write each frame's run of `group`
+/// samples. A short group reads zero rows and writes only its own samples.
+AVX2_INLINE void interleave_group(jh_wire_format format, const float *const *channels, size_t channel_count,
+                                  size_t first, size_t group, size_t frames, unsigned char *out) {
+    const size_t bytes = jh_wire_bytes_per_sample(format);
+    const size_t frame_stride = channel_count * bytes;
+    size_t frame = 0;
+    for (; frame + 8 <= frames; frame += 8) {
+        __m256 rows[8];
+        for (size_t row = 0; row < 8; row++)
+            rows[row] = row < group ? _mm256_loadu_ps(channels[first + row] + frame) : _mm256_setzero_ps();
+        transpose8x8(rows);
+        unsigned char *base = out + frame * frame_stride + first * bytes;
+        if (group == 8) {
+            for (size_t row = 0; row < 8; row++) store8(format, rows[row], base + row * frame_stride);
+        } else {
+            for (size_t row = 0; row < 8; row++) {
+                float lanes[8];
+                _mm256_storeu_ps(lanes, rows[row]);
+                store_partial(format, lanes, group, base + row * frame_stride);
+            }
+        }
+    }
+    for (; frame < frames; frame++) {
+        float lanes[8];
+        for (size_t channel = 0; channel < group; channel++) lanes[channel] = channels[first + channel][frame];
+        store_partial(format, lanes, group, out + frame * frame_stride + first * bytes);
+    }
+}
+
+/// Stereo: zip the two channels in registers and write whole vectors of interleaved samples.
+AVX2_INLINE void interleave_stereo(jh_wire_format format, const float *left, const float *right, size_t frames,
+                                   unsigned char *out) {
+    const size_t bytes = jh_wire_bytes_per_sample(format);
+    size_t frame = 0;
+    for (; frame + 8 <= frames; frame += 8) {
+        __m256 l = _mm256_loadu_ps(left + frame), r = _mm256_loadu_ps(right + frame);
+        __m256 low = _mm256_unpacklo_ps(l, r), high = _mm256_unpackhi_ps(l, r);   // per 128-bit half
+        store8(format, _mm256_permute2f128_ps(low, high, 0x20), out + 2 * frame * bytes);
+        store8(format, _mm256_permute2f128_ps(low, high, 0x31), out + (2 * frame + 8) * bytes);
+    }
+    for (; frame < frames; frame++) {
+        float pair[8] = {left[frame], right[frame]};
+        store_partial(format, pair, 2, out + 2 * frame * bytes);
+    }
+}
+
+AVX2_INLINE void encode_specialised(jh_wire_format format, const float *const *channels, size_t channel_count,
+                                    size_t frames, int interleaved, unsigned char *out) {
+    const size_t bytes = jh_wire_bytes_per_sample(format);
+    if (!interleaved || channel_count == 1) {
+        for (size_t channel = 0; channel < channel_count; channel++)
+            convert_run(format, channels[channel], out + channel * frames * bytes, frames);
+    } else if (channel_count == 2) {
+        interleave_stereo(format, channels[0], channels[1], frames, out);
+    } else {
+        // Whole groups of 8 first, then the short group; groups write disjoint samples.
+        for (size_t first = 0; first < channel_count; first += 8) {
+            size_t group = channel_count - first < 8 ? channel_count - first : 8;
+            interleave_group(format, channels, channel_count, first, group, frames, out);
+        }
+    }
+}
+
+// --- Entry points: one specialised copy of each loop per format ----------------------------
+
+#define FOR_EACH_FORMAT(format, CALL) \
+    switch (format) { \
+    case JH_WIRE_FLOAT32: CALL(JH_WIRE_FLOAT32); break; \
+    case JH_WIRE_INT16: CALL(JH_WIRE_INT16); break; \
+    case JH_WIRE_INT24_PACKED: CALL(JH_WIRE_INT24_PACKED); break; \
+    case JH_WIRE_INT32: CALL(JH_WIRE_INT32); break; \
+    case JH_WIRE_FIXED8_24: CALL(JH_WIRE_FIXED8_24); break; \
+    case JH_WIRE_INT24_IN_INT32: CALL(JH_WIRE_INT24_IN_INT32); break; \
+    case JH_WIRE_INT24_LEFT_JUSTIFIED: CALL(JH_WIRE_INT24_LEFT_JUSTIFIED); break; \
+    }
+
+AVX2_FUNCTION void jh_avx2_convert(jh_wire_format format, const float *source, void *destination, size_t count) {
+#define CONVERT(constant) convert_run(constant, source, (unsigned char *)destination, count)
+    FOR_EACH_FORMAT(format, CONVERT)
+#undef CONVERT
+}
+
+AVX2_FUNCTION void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t channel_count,
+                                  size_t frames, int interleaved, void *destination) {
+#define ENCODE(constant) encode_specialised(constant, channels, channel_count, frames, interleaved, (unsigned char *)destination)
+    FOR_EACH_FORMAT(format, ENCODE)
+#undef ENCODE
+}
+
+#else  // not x86: no AVX2; the portable Swift kernels always run.
+
+int jh_sample_kernels_cpu_has_avx2(void) { return 0; }
+
+void jh_avx2_convert(jh_wire_format format, const float *source, void *destination, size_t count) {
+    (void)format; (void)source; (void)destination; (void)count;
+    abort();   // unreachable: callers check jh_sample_kernels_cpu_has_avx2()
+}
+
+void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t channel_count,
+                    size_t frames, int interleaved, void *destination) {
+    (void)format; (void)channels; (void)channel_count; (void)frames; (void)interleaved; (void)destination;
+    abort();
+}
+
+#endif

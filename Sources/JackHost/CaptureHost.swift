@@ -49,12 +49,17 @@ public final class CaptureHost: @unchecked Sendable {
         /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
         /// turns true). Nil delivers until ``CaptureHost/stop()``.
         public var frameLimit: Int?
+        /// Deliver this many seconds of audio, then stop, like ``frameLimit``; the seconds become
+        /// frames (`(seconds * rate).rounded()`) at the sample rate of the first connection.
+        /// Ignored when ``frameLimit`` is set.
+        public var durationLimit: Double?
 
         /// Creates a configuration; every parameter has a sensible default.
         public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
                     connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
-                    frameLimit: Int? = nil, reconnect: Bool = false, restoreTimeout: Double = 10,
-                    measureCallbackTime: Bool = false) {
+                    frameLimit: Int? = nil, durationLimit: Double? = nil, reconnect: Bool = false,
+                    restoreTimeout: Double = 10, measureCallbackTime: Bool = false) {
+            self.durationLimit = durationLimit
             self.measureCallbackTime = measureCallbackTime
             self.reconnect = reconnect
             self.restoreTimeout = restoreTimeout
@@ -93,6 +98,9 @@ public final class CaptureHost: @unchecked Sendable {
     private var lastFormat: StreamFormat?
     private var lastSession: AudioSessionInfo?
     private var retired = CaptureStatistics()
+    /// The frame limit in force: ``Configuration/frameLimit``, or ``Configuration/durationLimit``
+    /// in frames once the first connection told the sample rate; nil for no limit.
+    private var resolvedFrameLimit: Int?
     private var retiredConsumers: [String: (delivered: Int, dropped: Int)] = [:]
     private var started = false
 
@@ -209,10 +217,20 @@ public final class CaptureHost: @unchecked Sendable {
 
     fileprivate var realtimeConsumerList: [any RealtimeAudioConsumer] { realtimeConsumers }
 
-    /// Frames still to deliver under ``Configuration/frameLimit`` (`Int.max` without a limit).
-    fileprivate var remainingFrameLimit: Int {
-        guard let limit = configuration.frameLimit else { return .max }
-        return max(0, limit - lock.withLock { retired.capturedFrames })
+    /// Frames still to deliver under the frame or duration limit (`Int.max` without one).
+    /// `session` resolves a duration limit into frames on the first connection.
+    fileprivate func remainingFrameLimit(session: AudioSessionInfo? = nil) -> Int {
+        lock.withLock {
+            if resolvedFrameLimit == nil {
+                if let frames = configuration.frameLimit {
+                    resolvedFrameLimit = frames
+                } else if let seconds = configuration.durationLimit, let session {
+                    resolvedFrameLimit = Int((seconds * session.sampleRate).rounded())
+                }
+            }
+            guard let limit = resolvedFrameLimit else { return .max }
+            return max(0, limit - retired.capturedFrames)
+        }
     }
 
     /// Finds the output ports that feed the inputs, before anything is registered.
@@ -286,11 +304,11 @@ public final class CaptureHost: @unchecked Sendable {
         live.client.close(serverAlive: serverAlive)
     }
 
-    /// Whether ``Configuration/frameLimit`` frames have been delivered.
+    /// Whether the ``Configuration/frameLimit`` or ``Configuration/durationLimit`` has been delivered.
     public var isComplete: Bool {
-        guard configuration.frameLimit != nil else { return false }
+        guard configuration.frameLimit != nil || configuration.durationLimit != nil else { return false }
         return lock.withLock { current?.engine.limitReached.load(ordering: .acquiring) ?? false }
-            || remainingFrameLimit == 0
+            || remainingFrameLimit() == 0
     }
 
     /// Whether the server went away and the host gave up on it (no reconnect configured).
@@ -572,7 +590,7 @@ private final class LiveSession: @unchecked Sendable {
             }
             let runners = host.makeRunners(session: session, channels: format.channelCount)
             let engine = CaptureEngine(client: client, ports: registered, realtime: host.realtimeConsumerList,
-                                       deferred: runners, frameLimit: host.remainingFrameLimit,
+                                       deferred: runners, frameLimit: host.remainingFrameLimit(session: session),
                                        timer: host.callbackTimer)
             engine.installCallbacks()
             runners.forEach { $0.startWorker() }

@@ -48,11 +48,8 @@ final class CaptureSession {
                                                       channelCount: plan.channels, connections: connections,
                                                       reconnect: plan.reconnect && embedded == nil,
                                                       measureCallbackTime: plan.callbackTime)
-        if let duration = plan.duration {
-            // The sample rate is only known once connected; ask the server first.
-            let session = try AudioSessionInfo.query(server: serverName, clientName: "\(plan.clientName)-probe")
-            configuration.frameLimit = Int((duration * session.sampleRate).rounded())
-        }
+        // The host turns seconds into frames at the sample rate it finds when it connects.
+        configuration.durationLimit = plan.duration
         let host = CaptureHost(configuration: configuration)
 
         let meter = plan.meter ? LevelMeter() : nil

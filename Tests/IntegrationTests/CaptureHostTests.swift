@@ -262,6 +262,25 @@ final class CaptureHostTests: XCTestCase {
     }
 }
 
+extension CaptureHostTests {
+    /// A limit in seconds becomes frames at the server's own rate (44.1 kHz here, not a default 48 kHz).
+    func testDurationLimitDeliversExactlyThatManySecondsAtTheServerRate() throws {
+        try JACKFixture.withServer(captureChannels: 2, sampleRate: 44100) { server in
+            let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none, durationLimit: 0.3))
+            let consumer = RecordingDeferredConsumer(name: "sink")
+            host.add(deferred: consumer)
+            XCTAssertFalse(host.isComplete, "nothing delivered yet")
+            try host.start()
+            let deadline = Date().addingTimeInterval(10)
+            while !host.isComplete && Date() < deadline { usleep(10_000) }
+            XCTAssertTrue(host.isComplete, "0.3 s of audio should arrive well within 10 s")
+            host.stop()
+            XCTAssertEqual(consumer.channels.first?.count, 13230, "0.3 s at 44100 Hz")
+            XCTAssertEqual(consumer.droppedReported, 0)
+        }
+    }
+}
+
 final class AsyncTapTests: XCTestCase {
     func testAsyncSequenceDeliversTheSignalInOrderAndEnds() async throws {
         try await JACKFixture.withServerAsync(captureChannels: 2) { server in

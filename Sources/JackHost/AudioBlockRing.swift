@@ -27,9 +27,9 @@ struct AudioBlockHeader: BitwiseCopyable {
 public final class AudioBlockRing: @unchecked Sendable {
     /// Channels per block.
     public let channelCount: Int
-    /// Frames each channel buffer holds (a power of two).
+    /// Frames each channel buffer holds (exactly the minimum asked for: no rounding up, since
+    /// every frame of the ring is resident for the whole session).
     public let capacityFrames: Int
-    private let frameMask: Int
     /// One contiguous allocation: channel `c` starts at `c * capacityFrames`.
     private let samples: UnsafeMutablePointer<Float>
     private let headerWriter: SPSCRing<AudioBlockHeader>.Writer
@@ -43,16 +43,14 @@ public final class AudioBlockRing: @unchecked Sendable {
     private var wrapScratch: UnsafeMutablePointer<Float>
     private var wrapScratchFrames: Int
 
-    /// Creates a ring for `channelCount` channels holding at least `minimumFrames` frames,
+    /// Creates a ring for `channelCount` channels holding `minimumFrames` frames,
     /// and at most `maximumBlocks` blocks in flight. All memory is allocated and touched here,
     /// so the real-time writer never takes a page fault on fresh memory.
     public init(channelCount: Int, minimumFrames: Int, maximumBlocks: Int = 1024) {
         precondition(channelCount > 0 && minimumFrames > 0)
         self.channelCount = channelCount
-        var frames = 1
-        while frames < minimumFrames { frames <<= 1 }
+        let frames = minimumFrames
         capacityFrames = frames
-        frameMask = frames - 1
         samples = .allocate(capacity: channelCount * frames)
         samples.initialize(repeating: 0, count: channelCount * frames)
         (headerWriter, headerReader) = SPSCRing<AudioBlockHeader>.makeRing(capacity: maximumBlocks)
@@ -77,7 +75,7 @@ public final class AudioBlockRing: @unchecked Sendable {
         let frames = block.frameCount
         let used = writerPosition &- releasedFrames.load(ordering: .acquiring)
         guard frames <= capacityFrames - used, headerWriter.availableSpace > 0 else { return false }
-        let offset = writerPosition & frameMask
+        let offset = writerPosition % capacityFrames
         let firstPart = min(frames, capacityFrames - offset)
         for channel in 0..<channelCount {
             let source = block.channelPointers[channel]
@@ -102,7 +100,7 @@ public final class AudioBlockRing: @unchecked Sendable {
     /// copied into scratch memory first; all others are delivered without a copy.
     public func readNext(_ body: (AudioBlock) -> Void) -> Bool {
         guard let header = headerReader.peek() else { return false }
-        let offset = header.startFrame & frameMask
+        let offset = header.startFrame % capacityFrames
         let frames = header.frameCount
         if offset + frames <= capacityFrames {
             for channel in 0..<channelCount {

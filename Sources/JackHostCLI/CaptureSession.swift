@@ -69,9 +69,8 @@ final class CaptureSession {
             // Same samples wanted twice: convert once per cycle and share.
             host.add(deferred: SharedConverter([recorder, stream]), ringSeconds: 2.5)
         } else {
-            // 2.5 s rounds up to a 2^17-frame ring (2.7 s at 48 kHz): about jack_capture's 4 s buffer
-        // in memory terms at 64 channels, and ample for a disk that stalls for a second.
-        if let recorder { host.add(deferred: recorder, ringSeconds: 2.5) }
+            // A 2.5 s ring (exactly: the ring is not rounded up): ample for a disk that stalls for a second.
+            if let recorder { host.add(deferred: recorder, ringSeconds: 2.5) }
             if let stream { host.add(deferred: stream) }
         }
         for plugin in plugins { host.add(plugin) }

@@ -80,8 +80,8 @@ final class AudioBlockRingTests: XCTestCase {
     }
 
     func testBlocksSurviveWraparoundBitExact() {
-        let ring = AudioBlockRing(channelCount: 3, minimumFrames: 100)  // 128 frames
-        XCTAssertEqual(ring.capacityFrames, 128)
+        let ring = AudioBlockRing(channelCount: 3, minimumFrames: 100)  // exactly 100 frames
+        XCTAssertEqual(ring.capacityFrames, 100)
         var written = 0, read = 0
         for sequence in 0..<200 {
             let frames = 48 + sequence % 7  // block sizes that do not divide the capacity

@@ -551,8 +551,8 @@ def case_recording(b: Bench):
     lines = ["### 5. Real-time recording, float WAV, 48 kHz, period 256\n",
              f"{rounds} round(s) of {seconds:g} s per channel count and peer, alternating; a run passes with zero "
              "dropped frames (jackhost: `silence inserted for D dropped frames` = 0 and no missing frames; jack_capture: "
-             "no `overruns` and no missing frames). Full runs are longer than both rings (jackhost's recorder ring is 4 s "
-             "rounded up to 2^18 frames = 5.5 s; jack_capture starts at 4 s and grows), so a writer that cannot keep up "
+             "no `overruns` and no missing frames). Full runs are longer than both rings (jackhost's recorder ring holds "
+             "exactly 2.5 s; jack_capture starts at 4 s and grows), so a writer that cannot keep up "
              "must drop. Quick runs are shorter than the rings and cannot show that.\n",
              "| channels | peer | run | exit | frames in file | dropped | xruns | VmHWM MiB |", "|---|---|---|---|---|---|---|---|"]
     memory = {"jackhost": [], "jack_capture": []}

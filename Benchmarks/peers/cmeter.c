@@ -17,6 +17,11 @@
  *                    the callback, which the sanitizer must report.
  *   --metadata       sets pretty-name and order on every port, as jackhost does (used to show
  *                    that the exit deadlock with many ports is JACK's, not Swift's).
+ *   --poll-us N      how long the main thread sleeps between checks for the end (default 1000).
+ *                    This matters more than it should: on the benchmark VM (haltpoll cpuidle)
+ *                    an idle thread's wakeups speed up the freewheel ping-pong between jackd and
+ *                    the process thread, so case 1 also runs cmeter with the poll that gives
+ *                    jackhost's wakeup rate (see BENCHMARKS.md, finding F7).
  * RealtimeSanitizer hooks are weak, as in jackhost's shim: an ordinary build pays a branch.
  *
  * Output at exit (stdout): "cmeter cycles=N frames=F channels=C peak=P", and with
@@ -114,13 +119,14 @@ static int percentile(double p) {
 static void usage(void) {
     fprintf(stderr,
             "usage: cmeter -s SERVER [-n NAME] -c CHANNELS [--frames N] [--callback-time] [--rt-malloc]\n"
-            "       [--no-connect] [--source-prefix PREFIX] [--metadata]\n");
+            "       [--no-connect] [--source-prefix PREFIX] [--metadata] [--poll-us N]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *server = NULL, *name = "cmeter", *prefix = "system:capture_";
     int connect_ports = 1;
+    long poll_us = 1000;
     channels = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -134,9 +140,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--rt-malloc")) rt_malloc = 1;
         else if (!strcmp(a, "--metadata")) set_metadata = 1;
         else if (!strcmp(a, "--no-connect")) connect_ports = 0;
+        else if (!strcmp(a, "--poll-us") && v) { poll_us = atol(v); i++; }
         else usage();
     }
-    if (channels < 1 || channels > 1024) usage();
+    if (channels < 1 || channels > 1024 || poll_us < 1 || poll_us > 1000000) usage();
 
     /* Everything the callback touches is allocated and written before activation. */
     ports = calloc((size_t)channels, sizeof *ports);
@@ -185,7 +192,7 @@ int main(int argc, char **argv) {
         }
     }
     while (!stop_requested && !atomic_load(&server_gone) && !atomic_load_explicit(&limit_reached, memory_order_acquire))
-        usleep(1000);
+        usleep((useconds_t)poll_us);
     int gone = atomic_load(&server_gone);
     if (!gone) jack_deactivate(client);
     float peak = 0;

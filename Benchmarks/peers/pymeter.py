@@ -7,11 +7,18 @@ processes exactly --frames frames (the last cycle cut to the frame) and exits. P
 cannot keep allocation out of its callback (every numpy call allocates), so it is a
 reference point for "the easy way", not a real-time-safe client.
 
+With CYCLE_CLOCK_OUT set it timestamps each callback's entry and writes at exit what
+Benchmarks/peers/cycle_clock_shim.c writes for C clients (which it cannot do here: cffi opens
+libjack with dlopen, past LD_PRELOAD), the same summary of intervals between cycles.
+SIGTERM and SIGINT end it like the frame limit does.
+
 Output at exit: "pymeter cycles=N frames=F channels=C peak=P", and with --callback-time
 "callback_us count=N p50=.. p99=.. max=.." on stderr, in microseconds of the monotonic clock
 (the same clock jack_get_time reads on Linux, which JACK-Client does not expose).
 """
 import argparse
+import os
+import signal
 import sys
 import threading
 import time
@@ -37,11 +44,18 @@ def main() -> int:
     done = threading.Event()
     durations = np.zeros(20000, dtype=np.int64) if args.callback_time else None
     maximum = [0]
+    clock_out = os.environ.get("CYCLE_CLOCK_OUT")
+    entries = np.zeros(1 << 20, dtype=np.int64) if clock_out else None   # preallocated, like the shim's
+    entry_count = [0]
+
     def get_time():
         return time.monotonic_ns() // 1000
 
     @client.set_process_callback
     def process(frames):
+        if entries is not None and entry_count[0] < len(entries):
+            entries[entry_count[0]] = time.monotonic_ns()
+            entry_count[0] += 1
         began = get_time() if durations is not None else 0
         deliverable = frames if limit < 0 else min(frames, limit - state["delivered"])
         if deliverable > 0:
@@ -59,6 +73,7 @@ def main() -> int:
             maximum[0] = max(maximum[0], elapsed)
 
     client.set_shutdown_callback(lambda status, reason: done.set())
+    signal.signal(signal.SIGTERM, lambda number, frame: done.set())
     client.activate()
     for index, port in enumerate(ports):
         try:
@@ -83,7 +98,23 @@ def main() -> int:
         print(f"callback_us count={count} p50={percentile(0.5)} p99={percentile(0.99)} max={maximum[0]} period_us={period:.0f}",
               file=sys.stderr)
     client.close()
+    if entries is not None and entry_count[0] > 1:
+        write_cycle_clock(clock_out, entries[:entry_count[0]])
     return 0
+
+
+def write_cycle_clock(path, entries):
+    """The summary cycle_clock_shim.c writes: intervals under 1 ms are freewheel cycles."""
+    intervals = np.diff(entries).astype(np.float64)
+    fast = np.sort(intervals[intervals < 1e6])
+    slow = intervals[intervals >= 1e6]
+    with open(path, "w") as out:
+        if len(fast) == 0:
+            out.write(f"cycles={len(entries)} fast=0\n")
+            return
+        out.write(f"cycles={len(entries)} fast={len(fast)} median_ns={fast[len(fast) // 2]:.0f} "
+                  f"p10_ns={fast[len(fast) // 10]:.0f} p90_ns={fast[len(fast) * 9 // 10]:.0f} "
+                  f"mean_ns={fast.mean():.0f} slow_total_ns={slow.sum():.0f}\n")
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ final class AudioBlockRingTests: XCTestCase {
     }
 
     func testBlocksSurviveWraparoundBitExact() {
-        let ring = AudioBlockRing(channelCount: 3, minimumFrames: 100)  // exactly 100 frames
+        let ring = AudioBlockRing(channelCount: 3, minimumFrames: 100)  // exactly 100 frames (under 1024)
         XCTAssertEqual(ring.capacityFrames, 100)
         var written = 0, read = 0
         for sequence in 0..<200 {
@@ -148,6 +148,14 @@ final class AudioBlockRingTests: XCTestCase {
         done.wait()
         XCTAssertEqual(errors, 0)
         XCTAssertEqual(next, blocks * frames)
+    }
+
+    func testCapacityIsTheMinimumRoundedUpTo1024FramesNotToAPowerOfTwo() {
+        // 2.5 s at 48 kHz: 120000 frames -> 118 x 1024 (a power of two would be 131072).
+        XCTAssertEqual(AudioBlockRing(channelCount: 1, minimumFrames: 120_000).capacityFrames, 120_832)
+        XCTAssertEqual(AudioBlockRing(channelCount: 1, minimumFrames: 96_000).capacityFrames, 96_256)
+        XCTAssertEqual(AudioBlockRing(channelCount: 1, minimumFrames: 8192).capacityFrames, 8192)
+        XCTAssertEqual(AudioBlockRing(channelCount: 1, minimumFrames: 700).capacityFrames, 700)
     }
 }
 

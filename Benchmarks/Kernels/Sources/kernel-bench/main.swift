@@ -410,7 +410,7 @@ func runRing(_ options: Options) {
                     while elapsed < options.seconds {
                         for _ in 0..<64 {
                             cb_copy_block_into_ring(cArray(sources), channels, frames, peerRing, capacity, offset)
-                            offset = (offset + frames) & (capacity - 1)
+                            offset = (offset + frames) % capacity   // AudioBlockRing's capacity need not be a power of two
                         }
                         blocks += 64
                         elapsed = nowSeconds() - start

@@ -29,10 +29,11 @@ let package = Package(
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
         .target(name: "CSignals"),
         // AVX2 sample-conversion kernels, chosen at run time (Swift cannot target one function
-        // at a newer CPU than its module); the portable kernels are Swift, in JackHostConsumers.
+        // at a newer CPU than its module; the portable kernels are Swift, in JackHostConsumers),
+        // and the streaming copy the deferred rings are written with.
         .target(name: "CSampleKernels"),
         // The client layer, session info, host engine, buffer view, consumer protocol, rings.
-        .target(name: "JackHost", dependencies: ["CJack"]),
+        .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.

@@ -286,7 +286,35 @@ AVX2_FUNCTION void jh_avx2_encode(jh_wire_format format, const float *const *cha
 #undef ENCODE
 }
 
+// --- Streaming copies (SSE2: every x86_64, no dispatch needed) ------------------------------
+
+void jh_copy_floats_streaming(float *destination, const float *source, size_t count) {
+    size_t index = 0;
+    // movntps needs a 16-byte-aligned destination: plain stores up to the first one.
+    while (index < count && ((uintptr_t)(destination + index) & 15) != 0) {
+        destination[index] = source[index];
+        index++;
+    }
+    for (; index + 16 <= count; index += 16) {   // one 64-byte line per iteration
+        _mm_stream_ps(destination + index, _mm_loadu_ps(source + index));
+        _mm_stream_ps(destination + index + 4, _mm_loadu_ps(source + index + 4));
+        _mm_stream_ps(destination + index + 8, _mm_loadu_ps(source + index + 8));
+        _mm_stream_ps(destination + index + 12, _mm_loadu_ps(source + index + 12));
+    }
+    for (; index + 4 <= count; index += 4) _mm_stream_ps(destination + index, _mm_loadu_ps(source + index));
+    for (; index < count; index++) destination[index] = source[index];
+}
+
+void jh_store_fence(void) { _mm_sfence(); }
+
 #else  // not x86: no AVX2; the portable Swift kernels always run.
+
+void jh_copy_floats_streaming(float *destination, const float *source, size_t count) {
+    memcpy(destination, source, count * sizeof(float));
+}
+
+void jh_store_fence(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+
 
 int jh_sample_kernels_cpu_has_avx2(void) { return 0; }
 

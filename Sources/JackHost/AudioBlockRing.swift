@@ -1,3 +1,4 @@
+import CSampleKernels
 import Synchronization
 
 /// What the ring records about one block besides its samples.
@@ -82,14 +83,18 @@ public final class AudioBlockRing: @unchecked Sendable {
         guard frames <= capacityFrames - used, headerWriter.availableSpace > 0 else { return false }
         let offset = writerPosition % capacityFrames
         let firstPart = min(frames, capacityFrames - offset)
+        // Streaming stores: the ring is far larger than the caches and the worker reads it
+        // later, so ordinary stores would first read every destination line in (a cache miss
+        // per 64 bytes, every cycle). The fence orders them before the header's release store.
         for channel in 0..<channelCount {
             let source = block.channelPointers[channel]
             let destination = samples + channel * capacityFrames
-            (destination + offset).update(from: source, count: firstPart)
+            jh_copy_floats_streaming(destination + offset, source, firstPart)
             if firstPart < frames {
-                destination.update(from: source + firstPart, count: frames - firstPart)
+                jh_copy_floats_streaming(destination, source + firstPart, frames - firstPart)
             }
         }
+        jh_store_fence()
         let header = AudioBlockHeader(startFrame: writerPosition, frameCount: frames,
                                       timestamp: timestamp, droppedFramesBefore: droppedFramesBefore)
         writerPosition &+= frames

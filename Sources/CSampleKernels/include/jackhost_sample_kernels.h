@@ -54,6 +54,17 @@ void jh_avx2_convert(jh_wire_format format, const float *source, void *destinati
 void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t channel_count,
                     size_t frames, int interleaved, void *destination);
 
+/// Copies `count` floats for another thread to read later, with non-temporal (streaming)
+/// stores where the CPU has them (SSE2, every x86_64): the destination lines are written
+/// without first being read into this core's cache, which a cold ring would otherwise cost on
+/// every cycle. Not ordered with later stores: call jh_store_fence() before publishing.
+/// Real-time safe: no allocation, no lock, no system call.
+void jh_copy_floats_streaming(float *destination, const float *source, size_t count);
+
+/// Orders the streaming stores before every later store (sfence), so a reader that sees a
+/// later release store sees the copied samples.
+void jh_store_fence(void);
+
 #ifdef __cplusplus
 }
 #endif

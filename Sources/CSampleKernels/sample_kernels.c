@@ -102,9 +102,10 @@ AVX2_INLINE void store8(jh_wire_format format, __m256 x, unsigned char *out) {
         break;
     }
     case JH_WIRE_INT32: {
-        __m256 scaled = _mm256_mul_ps(
-            _mm256_min_ps(_mm256_max_ps(zero_nan(x), _mm256_set1_ps(-1.0f)), _mm256_set1_ps(1.0f)),
-            _mm256_set1_ps(2147483648.0f));
+        // The reference clamps to [-1, 1] first; unclamped gives the same: below -1 the scaled
+        // value is < -2^31, which cvtps2dq already answers with INT32_MIN, and above 1 it is
+        // >= 2^31, which saturate_top turns into INT32_MAX. Two instructions fewer.
+        __m256 scaled = _mm256_mul_ps(zero_nan(x), _mm256_set1_ps(2147483648.0f));
         _mm256_storeu_si256((__m256i *)out, saturate_top(_mm256_cvtps_epi32(scaled), scaled));
         break;
     }

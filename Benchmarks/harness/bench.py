@@ -569,7 +569,7 @@ def case_kernels(b: Bench):
                          ", ".join(fmt(v) for v in values.values()) + " |")
         if case == "meter":
             r = ratio(entry, "scalar")
-            b.row("1a. Meter kernel `LevelMeter.measure`, 64 x 64", "samples/s vs scalar C",
+            b.row(f"1a. Meter kernel `LevelMeter.measure`, 64 x 64 ({kernels})", "samples/s vs scalar C",
                   fmt(statistics.median(entry["jackhost"].values())),
                   "scalar " + fmt(statistics.median(entry["scalar"].values())), f"{r:.2f}", "(diagnosis)", "-")
             continue

@@ -287,6 +287,48 @@ AVX2_FUNCTION void jh_avx2_encode(jh_wire_format format, const float *const *cha
 #undef ENCODE
 }
 
+// --- The meter ------------------------------------------------------------------------------
+
+// Compiled without FMA on purpose: x*x + sum must round twice, as the portable Swift code does.
+AVX2_FUNCTION void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
+                                            float *peaks, double *sums, int *clips) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const size_t vector_frames = frames & ~(size_t)7;
+    for (size_t channel = 0; channel < channel_count; channel++) {
+        const float *source = channels[channel];
+        __m256 peak_lanes = _mm256_setzero_ps(), square_lanes = _mm256_setzero_ps();
+        __m256i clip_lanes = _mm256_setzero_si256();
+        for (size_t index = 0; index < vector_frames; index += 8) {
+            __m256 x = _mm256_loadu_ps(source + index);
+            __m256 magnitude = _mm256_andnot_ps(sign, x);
+            peak_lanes = _mm256_max_ps(magnitude, peak_lanes);   // a NaN magnitude keeps the old peak
+            square_lanes = _mm256_add_ps(square_lanes, _mm256_mul_ps(x, x));
+            // A true compare is all ones, -1 as an integer: subtracting it counts.
+            clip_lanes = _mm256_sub_epi32(clip_lanes, _mm256_castps_si256(_mm256_cmp_ps(magnitude, one, _CMP_GE_OQ)));
+        }
+        // Horizontal steps in the documented order (see the header).
+        __m128 halves = _mm_add_ps(_mm256_castps256_ps128(square_lanes), _mm256_extractf128_ps(square_lanes, 1));
+        __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+        double sum = (double)_mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
+        __m128 peak_halves = _mm_max_ps(_mm256_castps256_ps128(peak_lanes), _mm256_extractf128_ps(peak_lanes, 1));
+        peak_halves = _mm_max_ps(peak_halves, _mm_movehl_ps(peak_halves, peak_halves));
+        float peak = _mm_cvtss_f32(_mm_max_ss(peak_halves, _mm_shuffle_ps(peak_halves, peak_halves, 1)));
+        __m128i clip_halves = _mm_add_epi32(_mm256_castsi256_si128(clip_lanes), _mm256_extracti128_si256(clip_lanes, 1));
+        clip_halves = _mm_add_epi32(clip_halves, _mm_unpackhi_epi64(clip_halves, clip_halves));
+        int clipped = _mm_cvtsi128_si32(clip_halves) + _mm_cvtsi128_si32(_mm_shuffle_epi32(clip_halves, 1));
+        for (size_t index = vector_frames; index < frames; index++) {
+            float x = source[index], magnitude = __builtin_fabsf(x);
+            if (magnitude > peak) peak = magnitude;   // NaN compares false: ignored
+            float square = x * x;
+            sum += (double)square;
+            clipped += magnitude >= 1.0f;
+        }
+        peaks[channel] = peak;
+        sums[channel] = sum;
+        clips[channel] = clipped;
+    }
+}
+
 // --- Streaming copies (SSE2: every x86_64, no dispatch needed) ------------------------------
 
 void jh_copy_floats_streaming(float *destination, const float *source, size_t count) {
@@ -309,6 +351,12 @@ void jh_copy_floats_streaming(float *destination, const float *source, size_t co
 void jh_store_fence(void) { _mm_sfence(); }
 
 #else  // not x86: no AVX2; the portable Swift kernels always run.
+
+void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
+                              float *peaks, double *sums, int *clips) {
+    (void)channels; (void)channel_count; (void)frames; (void)peaks; (void)sums; (void)clips;
+    abort();
+}
 
 void jh_copy_floats_streaming(float *destination, const float *source, size_t count) {
     memcpy(destination, source, count * sizeof(float));

@@ -1,3 +1,4 @@
+import CSampleKernels
 import Foundation
 import JackHost
 import Synchronization
@@ -52,6 +53,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     }
 
     private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
+    /// One block's measurements per channel (real-time thread only; sized in `prepare`).
+    private var blockPeaks = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+    private var blockSums = UnsafeMutablePointer<Double>.allocate(capacity: 1)
+    private var blockClips = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     /// Bumped by the display to start a new peak window; the real-time side follows.
     private let windowEpoch = Atomic<Int>(0)
     /// The epoch the real-time side last applied (real-time thread only).
@@ -64,10 +69,22 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// The format the meter was prepared with.
     public private(set) var format: StreamFormat?
 
-    /// Creates a meter; it sizes itself in `prepare`.
-    public init() {}
+    /// The measuring kernels this meter uses.
+    public let kernels: SampleConversion.Kernels
 
-    deinit { states.deinitialize().deallocate() }
+    /// Creates a meter; it sizes itself in `prepare`. `kernels` defaults to the process's
+    /// (``SampleConversion/activeKernels``); both give identical levels.
+    public init(kernels: SampleConversion.Kernels = SampleConversion.activeKernels) {
+        precondition(SampleConversion.isSupported(kernels), "the AVX2 kernels need a CPU with AVX2")
+        self.kernels = kernels
+    }
+
+    deinit {
+        states.deinitialize().deallocate()
+        blockPeaks.deallocate()
+        blockSums.deallocate()
+        blockClips.deallocate()
+    }
 
     /// Allocates per-channel state.
     public func prepare(format: StreamFormat) throws {
@@ -75,6 +92,15 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         defer { displayLock.unlock() }
         states.deinitialize().deallocate()
         states = .allocate(capacity: format.channelCount)
+        for pointer in [UnsafeMutableRawPointer(blockPeaks), UnsafeMutableRawPointer(blockSums), UnsafeMutableRawPointer(blockClips)] {
+            pointer.deallocate()
+        }
+        blockPeaks = .allocate(capacity: max(format.channelCount, 1))
+        blockSums = .allocate(capacity: max(format.channelCount, 1))
+        blockClips = .allocate(capacity: max(format.channelCount, 1))
+        blockPeaks.initialize(repeating: 0, count: max(format.channelCount, 1))
+        blockSums.initialize(repeating: 0, count: max(format.channelCount, 1))
+        blockClips.initialize(repeating: 0, count: max(format.channelCount, 1))
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
         channelCount = format.channelCount
         self.format = format
@@ -83,7 +109,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         // lock (RealtimeSanitizer caught this in debug builds). Measuring once here, off the
         // real-time thread, fills those caches before the process callback needs them.
         let warmUp = [Float](repeating: 0, count: 17)
-        _ = warmUp.withUnsafeBufferPointer { LevelMeter.measure($0) }
+        _ = warmUp.withUnsafeBufferPointer { LevelMeter.measure($0, using: .portable) }
     }
 
     /// **Real-time.** Measures one block.
@@ -92,9 +118,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         let newWindow = epoch != appliedEpoch
         appliedEpoch = epoch
         let channels = min(block.channelCount, channelCount)
+        LevelMeter.measure(block.buffers, channels: channels, peaks: blockPeaks, sums: blockSums, clips: blockClips,
+                           using: kernels)
         for channel in 0..<channels {
-            let samples = block.buffers[channel]
-            let (peak, sumSquares, clipped) = LevelMeter.measure(samples)
+            let peak = blockPeaks[channel], sumSquares = blockSums[channel], clipped = Int(blockClips[channel])
             let state = states[channel]
             if newWindow { state.windowPeak = 0 }
             if peak > state.windowPeak {
@@ -108,7 +135,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
                 state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
             }
             state.totalSumSquares += sumSquares
-            state.frames += samples.count
+            state.frames += block.frameCount
             state.totalSumSquaresBits.store(state.totalSumSquares.bitPattern, ordering: .relaxed)
             state.totalFrames.store(state.frames, ordering: .relaxed)
             if clipped > 0 {
@@ -121,18 +148,59 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// Nothing to release.
     public func finish() {}
 
-    /// **Real-time safe.** Peak, sum of squares and clipped-sample count of a buffer, 8 lanes at a time.
+    /// **Real-time safe.** ``measure(_:using:)`` for the first `channels` channels of a block at
+    /// once, into `peaks`, `sums` and `clips` (`channels` elements each). With the AVX2 kernels
+    /// this is one call into C for the whole block: a call per 64-frame channel costs more
+    /// than the work.
     @inline(__always)
-    public static func measure(_ samples: UnsafeBufferPointer<Float>) -> (peak: Float, sumSquares: Double, clips: Int) {
-        guard let base = samples.baseAddress else { return (0, 0, 0) }
+    public static func measure(_ buffers: AudioBufferListView, channels: Int,
+                               peaks: UnsafeMutablePointer<Float>, sums: UnsafeMutablePointer<Double>,
+                               clips: UnsafeMutablePointer<Int32>,
+                               using kernels: SampleConversion.Kernels = SampleConversion.activeKernels) {
+        precondition(channels <= buffers.channelCount, "more channels than the block has")
+        if kernels == .avx2 {
+            precondition(SampleConversion.isSupported(.avx2), "the AVX2 kernels need a CPU with AVX2")
+            buffers.channelPointers.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self) {
+                jh_avx2_measure_channels($0.baseAddress!, channels, buffers.frameCount, peaks, sums, clips)
+            }
+            return
+        }
+        for channel in 0..<channels {
+            let measured = measure(buffers[channel], using: .portable)
+            peaks[channel] = measured.peak
+            sums[channel] = measured.sumSquares
+            clips[channel] = Int32(measured.clips)
+        }
+    }
+
+    /// **Real-time safe.** Peak, sum of squares and clipped-sample count of a buffer, 8 lanes at a time.
+    ///
+    /// `kernels` picks the implementation (AVX2 C or portable Swift SIMD, as for
+    /// ``SampleConversion``). Both do the same operations in the order `jh_avx2_measure_channels`
+    /// documents, so the results are identical bit for bit.
+    @inline(__always)
+    public static func measure(_ samples: UnsafeBufferPointer<Float>,
+                               using kernels: SampleConversion.Kernels = SampleConversion.activeKernels)
+        -> (peak: Float, sumSquares: Double, clips: Int) {
+        guard var base = samples.baseAddress else { return (0, 0, 0) }
+        if kernels == .avx2 {
+            var peak: Float = 0, sum: Double = 0, clips: Int32 = 0
+            withUnsafePointer(to: &base) { channel in
+                channel.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self, capacity: 1) {
+                    jh_avx2_measure_channels($0, 1, samples.count, &peak, &sum, &clips)
+                }
+            }
+            return (peak, sum, Int(clips))
+        }
         let count = samples.count
         var peakVector = SIMD8<Float>(repeating: 0)
         var squaresVector = SIMD8<Float>(repeating: 0)
         var clipVector = SIMD8<Int32>(repeating: 0)
         let one = SIMD8<Float>(repeating: 1)
-        var index = 0
         let raw = UnsafeRawPointer(base)
-        while index + 8 <= count {
+        let vectorCount = count & ~7
+        var index = 0
+        while index < vectorCount {
             let lanes = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
             // Plain lane-wise operations: pointwiseMax and max() are out-of-line generic stdlib
             // calls, and addProduct becomes a libm fmaf call per lane on baseline x86-64
@@ -145,7 +213,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         }
         var peak: Float = 0
         for lane in 0..<8 where peakVector[lane] > peak { peak = peakVector[lane] }
-        var sum = Double(squaresVector.sum())
+        // The documented order: (l0+l4, l1+l5, l2+l6, l3+l7), then (a0+a2, a1+a3), then b0+b1.
+        let halves = squaresVector.lowHalf + squaresVector.highHalf
+        let pairs = halves.lowHalf + halves.highHalf
+        var sum = Double(pairs[0] + pairs[1])
         var clips = Int(clipVector.wrappedSum())
         while index < count {
             let magnitude = abs(base[index])

@@ -29,6 +29,54 @@ final class LevelMeterTests: XCTestCase {
         }
     }
 
+    func testMeasureIsIdenticalWithBothKernelSets() throws {
+        // Random bit patterns (NaN, infinities, denormals included) and audio-like values, at
+        // lengths that exercise the vector body and the tail.
+        var state: UInt64 = 0x1234_5678_9ABC_DEF0
+        func next() -> UInt64 { state ^= state << 13; state ^= state >> 7; state ^= state << 17; return state }
+        for count in [0, 5, 8, 64, 67, 256, 1000] {
+            let samples: [Float] = (0..<count).map { index in
+                let bits = next()
+                return index % 3 == 0 ? Float(bitPattern: UInt32(truncatingIfNeeded: bits))
+                                      : Float(Int32(truncatingIfNeeded: bits >> 32)) / 1_500_000_000
+            }
+            let portable = samples.withUnsafeBufferPointer { LevelMeter.measure($0, using: .portable) }
+            XCTAssertEqual(portable.clips, samples.filter { abs($0) >= 1 }.count, "count \(count)")
+            guard SampleConversion.isSupported(.avx2) else { continue }
+            let avx2 = samples.withUnsafeBufferPointer { LevelMeter.measure($0, using: .avx2) }
+            XCTAssertEqual(avx2.peak.bitPattern, portable.peak.bitPattern, "peak, count \(count)")
+            XCTAssertEqual(avx2.sumSquares.bitPattern, portable.sumSquares.bitPattern, "sum of squares, count \(count)")
+            XCTAssertEqual(avx2.clips, portable.clips, "clips, count \(count)")
+        }
+        // A NaN after the peak in the same lane must not make the lane forget its peak.
+        var lanes = [Float](repeating: 0, count: 24)
+        lanes[0] = 0.9
+        lanes[8] = .nan
+        lanes[16] = 0.1
+        for kernels in SampleConversion.Kernels.allCases where SampleConversion.isSupported(kernels) {
+            let result = lanes.withUnsafeBufferPointer { LevelMeter.measure($0, using: kernels) }
+            XCTAssertEqual(result.peak, 0.9, "\(kernels)")
+        }
+        try XCTSkipUnless(SampleConversion.isSupported(.avx2), "this CPU has no AVX2: only the portable meter was tested")
+    }
+
+    func testMetersWithEitherKernelSetReportIdenticalLevels() throws {
+        try XCTSkipUnless(SampleConversion.isSupported(.avx2), "this CPU has no AVX2: one kernel set only")
+        let portable = LevelMeter(kernels: .portable), avx2 = LevelMeter(kernels: .avx2)
+        for meter in [portable, avx2] { try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 3)) }
+        var state: UInt32 = 12345
+        for frames in [64, 61, 1024, 3] {
+            let channels: [[Float]] = (0..<3).map { _ in
+                (0..<frames).map { _ in state = state &* 1_664_525 &+ 1_013_904_223; return Float(Int32(bitPattern: state)) / 1.9e9 }
+            }
+            withBlock(channels) { block in
+                portable.process(block)
+                avx2.process(block)
+            }
+        }
+        XCTAssertEqual(portable.takeSnapshot(), avx2.takeSnapshot())
+    }
+
     func testSineLevelsAndClips() throws {
         let meter = LevelMeter()
         try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))

@@ -54,6 +54,17 @@ void jh_avx2_convert(jh_wire_format format, const float *source, void *destinati
 void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t channel_count,
                     size_t frames, int interleaved, void *destination);
 
+/// The meter's measurement of every channel of one block, in one call (a call per 64-frame
+/// channel costs more than the work). For each channel c: peaks[c] = the largest |x| (NaN
+/// ignored), sums[c] = the sum of x*x and clips[c] = the number of |x| >= 1. The order of the
+/// arithmetic is defined, so the portable Swift code (LevelMeter.measure) gets identical bits:
+/// 8 float lanes accumulate x*x (multiply, then add; never fused) over the first frames & ~7
+/// samples; the lanes are summed as (l0+l4, l1+l5, l2+l6, l3+l7), then (a0+a2, a1+a3), then
+/// b0+b1, widened to double; each remaining sample adds (double)(x*x).
+/// Requires jh_sample_kernels_cpu_has_avx2(). Real-time safe.
+void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
+                              float *peaks, double *sums, int *clips);
+
 /// Copies `count` floats for another thread to read later, with non-temporal (streaming)
 /// stores where the CPU has them (SSE2, every x86_64): the destination lines are written
 /// without first being read into this core's cache, which a cold ring would otherwise cost on

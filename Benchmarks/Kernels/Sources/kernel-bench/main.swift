@@ -215,13 +215,19 @@ func runConversion(_ options: Options) {
 
     // The meter's per-buffer kernel (case 1's real-time work), 64 buffers of 64 frames per call.
     var meterSink: Float = 0
-    let meterKernels: [(String, () -> Void)] = [
-        ("jackhost", {
-            for channel in 0..<64 {
-                let result = LevelMeter.measure(UnsafeBufferPointer(start: source + channel * 64, count: 64))
-                meterSink = max(meterSink, result.peak)
-            }
-        }),
+    // 64 channels of 64 frames, measured as LevelMeter.process does: the whole block at once.
+    let meterChannels = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 64)
+    for channel in 0..<64 { meterChannels[channel] = UnsafePointer(source + channel * 64) }
+    let meterBlock = AudioBufferListView(channels: meterChannels, channelCount: 64, frameCount: 64)
+    let meterPeaks = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+    let meterSums = UnsafeMutablePointer<Double>.allocate(capacity: 64)
+    let meterClips = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
+    func measureBlock(_ kernels: SampleConversion.Kernels) {
+        LevelMeter.measure(meterBlock, channels: 64, peaks: meterPeaks, sums: meterSums, clips: meterClips, using: kernels)
+        meterSink = max(meterSink, meterPeaks[63])
+    }
+    var meterKernels: [(String, () -> Void)] = [
+        ("jackhost", { measureBlock(SampleConversion.activeKernels) }),
         ("scalar", {
             var peak: Float = 0, sum: Double = 0, clips = 0
             for channel in 0..<64 {
@@ -230,6 +236,9 @@ func runConversion(_ options: Options) {
             }
         }),
     ]
+    if SampleConversion.activeKernels != .portable {
+        meterKernels.append(("portable", { measureBlock(.portable) }))
+    }
     do {  // the kernel and its peer agree on peak and clips (on a NaN-free stretch: the edge values include NaN)
         let t = UnsafeBufferPointer(start: source + 8192, count: 4096)
         let x = LevelMeter.measure(t)

@@ -47,6 +47,9 @@ public final class AudioBlockRing: @unchecked Sendable {
     private var wrapScratch: UnsafeMutablePointer<Float>
     private var wrapScratchFrames: Int
 
+    /// Blocks of at least this many frames are copied in with streaming stores (see `write`).
+    static var streamingFrames: Int { 256 }
+
     /// Creates a ring for `channelCount` channels holding at least `minimumFrames` frames
     /// (see ``capacityFrames``),
     /// and at most `maximumBlocks` blocks in flight. All memory is allocated and touched here,
@@ -83,18 +86,36 @@ public final class AudioBlockRing: @unchecked Sendable {
         guard frames <= capacityFrames - used, headerWriter.availableSpace > 0 else { return false }
         let offset = writerPosition % capacityFrames
         let firstPart = min(frames, capacityFrames - offset)
-        // Streaming stores: the ring is far larger than the caches and the worker reads it
-        // later, so ordinary stores would first read every destination line in (a cache miss
-        // per 64 bytes, every cycle). The fence orders them before the header's release store.
-        for channel in 0..<channelCount {
-            let source = block.channelPointers[channel]
-            let destination = samples + channel * capacityFrames
-            jh_copy_floats_streaming(destination + offset, source, firstPart)
-            if firstPart < frames {
-                jh_copy_floats_streaming(destination, source + firstPart, frames - firstPart)
+        // The ring is far larger than the caches, so plain stores into it miss: a
+        // read-for-ownership per 64 bytes, in the real-time thread. Measured (BENCHMARKS.md,
+        // F8): for long runs per channel, streaming stores, which skip that read, win; for
+        // short ones (a 64-frame period is 256 bytes a channel) plain stores plus a prefetch
+        // of the region the next block will take win, and streaming stores lose.
+        if frames >= AudioBlockRing.streamingFrames {
+            for channel in 0..<channelCount {
+                let source = block.channelPointers[channel]
+                let destination = samples + channel * capacityFrames
+                jh_copy_floats_streaming(destination + offset, source, firstPart)
+                if firstPart < frames {
+                    jh_copy_floats_streaming(destination, source + firstPart, frames - firstPart)
+                }
+            }
+            jh_store_fence()   // the samples before the header's release store
+        } else {
+            for channel in 0..<channelCount {
+                let source = block.channelPointers[channel]
+                let destination = samples + channel * capacityFrames
+                (destination + offset).update(from: source, count: firstPart)
+                if firstPart < frames {
+                    destination.update(from: source + firstPart, count: frames - firstPart)
+                }
+            }
+            let nextOffset = (writerPosition + frames) % capacityFrames
+            let nextFrames = min(frames, capacityFrames - nextOffset)
+            for channel in 0..<channelCount {
+                jh_prefetch_for_write(samples + channel * capacityFrames + nextOffset, nextFrames * MemoryLayout<Float>.stride)
             }
         }
-        jh_store_fence()
         let header = AudioBlockHeader(startFrame: writerPosition, frameCount: frames,
                                       timestamp: timestamp, droppedFramesBefore: droppedFramesBefore)
         writerPosition &+= frames

@@ -150,6 +150,27 @@ final class AudioBlockRingTests: XCTestCase {
         XCTAssertEqual(next, blocks * frames)
     }
 
+    func testStreamingAndPlainCopiesBothSurviveWraparoundBitExact() {
+        // Blocks of 256 frames and more go in with streaming stores, shorter ones with plain
+        // stores and a prefetch; mix both across many wraps of an odd-sized ring.
+        let ring = AudioBlockRing(channelCount: 5, minimumFrames: 1000)
+        XCTAssertEqual(ring.capacityFrames, 1000)
+        var written = 0, read = 0, mismatches = 0
+        for sequence in 0..<300 {
+            let frames = [64, 300, 17, 256, 511, 3][sequence % 6]
+            XCTAssertTrue(Self.write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
+            written += frames
+            XCTAssertTrue(ring.readNext { block in
+                for c in 0..<5 {
+                    for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) { mismatches += 1 }
+                }
+            })
+            read += frames
+        }
+        XCTAssertEqual(mismatches, 0)
+        XCTAssertEqual(read, written)
+    }
+
     func testCapacityIsTheMinimumRoundedUpTo1024FramesNotToAPowerOfTwo() {
         // 2.5 s at 48 kHz: 120000 frames -> 118 x 1024 (a power of two would be 131072).
         XCTAssertEqual(AudioBlockRing(channelCount: 1, minimumFrames: 120_000).capacityFrames, 120_832)

@@ -26,6 +26,8 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        // POSIX calls Swift cannot import as they are (thread names).
+        .target(name: "CPosix"),
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
         .target(name: "CSignals"),
         // AVX2 sample-conversion kernels, chosen at run time (Swift cannot target one function
@@ -33,7 +35,7 @@ let package = Package(
         // and the streaming copy the deferred rings are written with.
         .target(name: "CSampleKernels"),
         // The client layer, session info, host engine, buffer view, consumer protocol, rings.
-        .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels"]),
+        .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels", "CPosix"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.

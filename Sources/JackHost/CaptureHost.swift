@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The host engine, JackHost's RemoteIO unit with input enabled and output disabled.
@@ -92,7 +94,7 @@ public final class CaptureHost: @unchecked Sendable {
     }
 
     /// Guards `current`, `failures`, the retired counters and `lastFormat`.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var current: LiveSession?
     private var failures: [JackError] = []
     private var lastFormat: StreamFormat?
@@ -103,8 +105,8 @@ public final class CaptureHost: @unchecked Sendable {
     private var resolvedFrameLimit: Int?
     private var retiredConsumers: [String: (delivered: Int, dropped: Int)] = [:]
     private var started = false
-
-    private var monitor: Thread?
+    /// Whether the monitor thread runs (touched only by start/stop, which callers serialise).
+    private var monitorRunning = false
     private let monitorStop = Atomic<Bool>(false)
     private let monitorDone = DispatchSemaphore(value: 0)
     private let lostFlag = Atomic<Bool>(false)
@@ -351,7 +353,8 @@ public final class CaptureHost: @unchecked Sendable {
     /// (with ``Configuration/reconnect``) reconnects with backoff.
     private func startMonitor() {
         monitorStop.store(false, ordering: .relaxed)
-        let thread = Thread { [self] in
+        monitorRunning = true
+        WorkerThread.start(name: "jackhost-monitor") { [self] in
             var lastXruns = 0
             var lastBufferSize = 0
             var lastRate = 0
@@ -395,9 +398,6 @@ public final class CaptureHost: @unchecked Sendable {
             }
             monitorDone.signal()
         }
-        thread.name = "jackhost-monitor"
-        monitor = thread
-        thread.start()
     }
 
     private func emit(_ event: AudioSessionEvent) {
@@ -550,10 +550,10 @@ public final class CaptureHost: @unchecked Sendable {
     }
 
     private func stopMonitor() {
-        guard monitor != nil else { return }
+        guard monitorRunning else { return }
         monitorStop.store(true, ordering: .releasing)
         monitorDone.wait()
-        monitor = nil
+        monitorRunning = false
     }
 }
 

@@ -1,5 +1,6 @@
 import CJack
-import Foundation
+import Dispatch
+import Glibc
 import Synchronization
 
 /// Feeds one ``DeferredAudioConsumer``: the real-time side copies each cycle into
@@ -66,12 +67,10 @@ final class DeferredConsumerRunner: @unchecked Sendable {
 
     /// Starts the worker thread.
     func startWorker() {
-        let thread = Thread { [self] in
+        WorkerThread.start(name: "jackhost-\(consumer.consumerName)") { [self] in
             self.workerLoop()
             self.finished.signal()
         }
-        thread.name = "jackhost-\(consumer.consumerName)"
-        thread.start()
     }
 
     private func workerLoop() {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A private `jackd` this process starts and stops: for tests, CI and jackhost's
 /// embedded first-use mode. It never touches the user's default server.
@@ -21,7 +22,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// that is late on a loaded machine delays the cycle instead of leaving stale buffers.
     /// Tests use it for deterministic bit-exact checks.
     public let synchronous: Bool
-    private var process: Process?
+    private var process: ChildProcess?
     private let logURL: URL
 
     /// Describes a server; nothing runs until ``start(timeout:)``.
@@ -58,26 +59,23 @@ public final class PrivateJACKServer: @unchecked Sendable {
             throw JackError.serverStartFailed(reason: "jackd is not installed; run scripts/setup or `apt-get install jackd2`")
         }
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logURL)
-        let process = Process()
         let jackdArguments = ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + ["-d", "dummy", "-r", String(sampleRate),
                               "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        var executable = jackd
+        var arguments = jackdArguments
         if let setpriv = PrivateJACKServer.findExecutable("setpriv") {
             // If this process dies without stopping the server (a crash, SIGKILL), the kernel
             // kills jackd too: setpriv sets PR_SET_PDEATHSIG and then execs jackd in place.
-            process.executableURL = URL(fileURLWithPath: setpriv)
-            process.arguments = ["--pdeathsig", "KILL", "--", jackd] + jackdArguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: jackd)
-            process.arguments = jackdArguments
+            executable = setpriv
+            arguments = ["--pdeathsig", "KILL", "--", jackd] + jackdArguments
         }
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
-        process.environment = environment
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(executable: executable, arguments: arguments, environment: environment,
+                                       outputPath: logURL.path)
+        } catch {
             throw JackError.serverStartFailed(reason: "could not run \(jackd): \(error)")
         }
         self.process = process
@@ -85,7 +83,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
         while Date() < deadline {
             if !process.isRunning {
                 self.process = nil
-                throw JackError.serverStartFailed(reason: "jackd exited with status \(process.terminationStatus): \(lastLine(of: self.log))")
+                throw JackError.serverStartFailed(reason: "jackd exited with status \(process.terminationStatus ?? -1): \(lastLine(of: self.log))")
             }
             if PrivateJACKServer.isRunning(name) { return }
             usleep(50_000)
@@ -98,12 +96,11 @@ public final class PrivateJACKServer: @unchecked Sendable {
     public func stop(grace: Double = 3) {
         guard let process else { return }
         self.process = nil
-        let pid = process.processIdentifier
-        if process.isRunning { kill(pid, SIGTERM) }
+        process.signal(SIGTERM)
         let deadline = Date().addingTimeInterval(grace)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning {
-            kill(pid, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
         // jackd leaves its shm registry entries behind when killed; its next start cleans them.
@@ -113,7 +110,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
     public func crash() {
         guard let process else { return }
         self.process = nil
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 

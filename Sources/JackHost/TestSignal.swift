@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Signals the built-in ``TestSignalSource`` plays, and the reference values tests compare against.
 public enum TestSignal: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A small, table-driven GNU-style argument parser.
 ///
@@ -123,5 +124,5 @@ public func helpText(for options: [OptionSpec]) -> String {
         return (left, option.help)
     }
     let width = (rows.map { $0.0.count }.max() ?? 0) + 2
-    return rows.map { "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
+    return rows.map { "  " + $0.0.padded(to: width) + $0.1 }.joined(separator: "\n")
 }

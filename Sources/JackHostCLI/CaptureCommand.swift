@@ -1,5 +1,6 @@
 import CSignals
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import JackHostConsumers
 import JackHostPlugins

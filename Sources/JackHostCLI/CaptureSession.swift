@@ -1,5 +1,6 @@
 import CSignals
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import JackHostConsumers
 import JackHostPlugins
@@ -144,7 +145,7 @@ final class CaptureSession {
         }
         if let recorder, !plan.quiet {
             let rate = host.session?.sampleRate ?? 48000
-            let seconds = String(format: "%.3f", Double(recorder.framesWritten) / rate)
+            let seconds = (Double(recorder.framesWritten) / rate).formatted(places: 3)
             let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
             write("recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
                   to: reportDescriptor)
@@ -163,7 +164,6 @@ final class CaptureSession {
     }
 
     private func write(_ text: String, to descriptor: Int32) {
-        let handle = descriptor == STDERR_FILENO ? FileHandle.standardError : FileHandle.standardOutput
-        handle.write(Data(text.utf8))
+        writeAll(text, to: descriptor)
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Exit statuses of `jackhost`, documented in `--help` and the README.
 public enum ExitStatus: Int32, Sendable {

@@ -1,5 +1,6 @@
 import CSignals
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import JackHostConsumers
 
@@ -52,12 +53,12 @@ public enum JackHostCommand {
 
 /// Prints `jackhost: MESSAGE` to stderr, the one line every failure gets.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("jackhost: \(message)\n".utf8))
+    writeAll("jackhost: \(message)\n", to: STDERR_FILENO)
 }
 
 /// Prints a note to stderr (not an error).
 func printNote(_ message: String) {
-    FileHandle.standardError.write(Data("jackhost: \(message)\n".utf8))
+    writeAll("jackhost: \(message)\n", to: STDERR_FILENO)
 }
 
 /// `jackhost info`: the session, for people or as JSON.
@@ -81,9 +82,9 @@ enum InfoCommand {
         } else {
             print("""
             sample rate:       \(Int(session.sampleRate)) Hz
-            buffer:            \(session.bufferFrames) frames (\(String(format: "%.2f", session.ioBufferDuration * 1000)) ms)
+            buffer:            \(session.bufferFrames) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
             input channels:    \(session.inputNumberOfChannels)
-            input latency:     \(session.inputLatencyFrames) frames (\(String(format: "%.2f", session.inputLatency * 1000)) ms)
+            input latency:     \(session.inputLatencyFrames) frames (\((session.inputLatency * 1000).formatted(places: 2)) ms)
             capture ports:     \(session.capturePorts.joined(separator: " "))
             """)
         }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import JackHost
 import JackHostPlugins
 
 /// `jackhost plugin inspect PATH` and `jackhost plugin new NAME`: look inside a plugin, or
@@ -94,8 +96,7 @@ enum PluginCommand {
             throw UsageError("no JackHost checkout at \(jackhost.path); pass --jackhost-path DIR (the directory with its Package.swift)")
         }
         let parent = URL(fileURLWithPath: parsed.value("directory") ?? FileManager.default.currentDirectoryPath)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileKind(atPath: parent.path) == .directory else {
             throw UsageError("--directory \(parent.path) is not a directory; create it first")
         }
         let root = parent.appendingPathComponent(name).standardizedFileURL
@@ -110,7 +111,7 @@ enum PluginCommand {
                 try contents.write(to: url, atomically: true, encoding: .utf8)
             }
         } catch {
-            throw UsageError("cannot write \(root.path): \(error.localizedDescription)")
+            throw UsageError("cannot write \(root.path): \(error)")
         }
         print("""
         created \(root.path): a \(mode.rawValue) plugin package depending on \(jackhost.path)

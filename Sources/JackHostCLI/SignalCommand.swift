@@ -1,5 +1,6 @@
 import CSignals
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 
 /// `jackhost signal`: plays a test signal into JACK, for checking a setup end to end

@@ -1,5 +1,6 @@
 import CSampleKernels
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import Synchronization
 
@@ -63,7 +64,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     private var appliedEpoch = 0
     /// Serialises `prepare` (which may run again after a reconnect) against the display
     /// side's reads. The real-time side never takes it: it only runs between prepare and finish.
-    private let displayLock = NSLock()
+    private let displayLock = Lock()
     /// The number of channels metered, known after `prepare`.
     public private(set) var channelCount = 0
     /// The format the meter was prepared with.

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import JackHost
 import Synchronization
 
@@ -46,7 +48,7 @@ public final class MeterDisplay: @unchecked Sendable {
     public func start() {
         guard !started else { return }
         started = true
-        let thread = Thread { [self] in
+        WorkerThread.start(name: "jackhost-meter-display") { [self] in
             let interval = isTerminal ? 1.0 / 15 : linesInterval
             var next = Date().timeIntervalSinceReferenceDate + interval
             while !stopFlag.load(ordering: .acquiring) {
@@ -63,8 +65,6 @@ public final class MeterDisplay: @unchecked Sendable {
             }
             done.signal()
         }
-        thread.name = "jackhost-meter-display"
-        thread.start()
     }
 
     /// Stops the drawing thread and clears the live bars.
@@ -109,13 +109,13 @@ public final class MeterDisplay: @unchecked Sendable {
         var bar = Array(repeating: Character(" "), count: width)
         for index in 0..<filled { bar[index] = "#" }
         if hold > 0 { bar[holdColumn] = "|" }
-        let name = "in_\(channel)".padding(toLength: 6, withPad: " ", startingAt: 0)
+        let name = "in_\(channel)".padded(to: 6)
         return "\(name)[\(String(bar))] \(format(LevelMeter.dB(levels.peak))) pk \(format(LevelMeter.dB(levels.rms))) rms  clips \(levels.clips)"
     }
 
     /// A dBFS value to one decimal, right-aligned in six columns; silence prints "-inf".
     public static func format(_ db: Float) -> String {
-        let text = db.isFinite ? String(format: "%.1f", db) : "-inf"
+        let text = db.isFinite ? db.formatted(places: 1) : "-inf"
         return String(repeating: " ", count: max(0, 6 - text.count)) + text
     }
 
@@ -128,10 +128,10 @@ public final class MeterDisplay: @unchecked Sendable {
         for (index, channel) in levels.enumerated() {
             func db(_ value: Float) -> String {
                 let v = LevelMeter.dB(value)
-                return v.isFinite ? String(format: "%.2f", v) : "-inf"
+                return v.isFinite ? v.formatted(places: 2) : "-inf"
             }
             let name = "in_\(index + 1)"
-            lines.append([name.padding(toLength: 7, withPad: " ", startingAt: 0),
+            lines.append([name.padded(to: 7),
                           db(channel.overallPeak).leftPadded(9), db(channel.overallRMS).leftPadded(9),
                           String(channel.clips).leftPadded(6), String(counters.droppedFrames).leftPadded(8),
                           String(counters.skippedFrames).leftPadded(8), String(counters.xruns).leftPadded(6)]

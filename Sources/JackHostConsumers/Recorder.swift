@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import Synchronization
 
@@ -125,13 +126,12 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         guard container.supports(sampleFormat, channels: channels, sampleRate: sampleRate) else {
             throw .unsupportedCombination(container: container, sampleFormat: sampleFormat)
         }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        if FileKind(atPath: path) == .directory {
             throw .unwritablePath(path: path, reason: "it is a directory")
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.deletingLastPathComponent
         let target = directory.isEmpty ? "." : directory
-        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileKind(atPath: target) == .directory else {
             throw .unwritablePath(path: path, reason: "directory \(target) does not exist")
         }
         // access(2) says yes to root everywhere, even in /proc; only creating a file tells.
@@ -275,10 +275,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
 
     /// `take.wav`, 3 → `take-0003.wav`: four digits sort correctly up to 9999 parts.
     public static func numberedPath(_ path: String, index: Int) -> String {
-        let number = String(format: "%04d", index)
-        let name = path as NSString
-        let ext = name.pathExtension
-        let stem = name.deletingPathExtension
+        let number = index.zeroPadded(to: 4)
+        let (stem, ext) = path.splittingPathExtension
         return ext.isEmpty ? "\(stem)-\(number)" : "\(stem)-\(number).\(ext)"
     }
 

@@ -1,5 +1,6 @@
 import CJackHostPlugin
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 
 /// One created plugin instance: owns the C instance pointer, keeps its library alive,

@@ -1,5 +1,7 @@
 import CJackHostPlugin
-import Foundation
+import FoundationEssentials
+import Glibc
+import JackHost
 
 /// A plugin's shared object, opened and checked, with its descriptor read: everything
 /// `jackhost plugin inspect` shows, without creating an instance.
@@ -46,11 +48,11 @@ public final class PluginLibrary: @unchecked Sendable {
 
     /// Opens and checks the plugin at `path`.
     public static func open(path: String) throws(PluginError) -> PluginLibrary {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        let kind = FileKind(atPath: path)
+        guard kind != .missing else {
             throw .fileNotFound(path: path)
         }
-        if isDirectory.boolValue { throw .notASharedObject(path: path, reason: "it is a directory") }
+        if kind == .directory { throw .notASharedObject(path: path, reason: "it is a directory") }
         // A bare file name would make dlopen search the library path instead of the current directory.
         let loadPath = path.contains("/") ? path : "./" + path
         guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
@@ -165,7 +167,7 @@ public final class PluginLibrary: @unchecked Sendable {
         let header = ["NAME", "TYPE", "DEFAULT", "HELP"]
         let widths = (0..<3).map { column in (rows + [header]).map { $0[column].count }.max() ?? 0 }
         for row in [header] + rows {
-            let padded = (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+            let padded = (0..<3).map { row[$0].padded(to: widths[$0]) }
             lines.append(("  " + padded.joined(separator: "  ") + "  " + row[3]).trimmingTrailingSpaces)
         }
         return lines.joined(separator: "\n")

@@ -1,5 +1,6 @@
 import CJackHostPlugin
-import Foundation
+import FoundationEssentials
+import Glibc
 import JackHost
 import Synchronization
 

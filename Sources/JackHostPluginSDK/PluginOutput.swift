@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import JackHost
 
 /// Where a plugin's results go: standard output, or the file named by its `output=PATH`
 /// option. Not real-time safe: write in `finish()` or from a deferred plugin's `consume`.
@@ -14,29 +15,29 @@ public final class PluginOutput: @unchecked Sendable {
 
     /// The file written to, or nil for standard output.
     public let path: String?
-    private let handle: FileHandle
+    private let descriptor: Int32
 
     /// Opens `path` for writing, creating or truncating it now, so that a bad path fails
     /// while the plugin is created (before jackhost touches JACK). Nil means standard output.
     public init(path: String?) throws {
         self.path = path
         guard let path else {
-            handle = FileHandle.standardOutput
+            descriptor = STDOUT_FILENO
             return
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else {
+        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard opened >= 0 else {
             throw PluginOutputError(path: path, reason: String(cString: strerror(errno)))
         }
-        self.handle = handle
+        descriptor = opened
     }
 
-    deinit { if path != nil { try? handle.close() } }
+    deinit { if path != nil { close(descriptor) } }
 
-    /// Writes one line (a newline is added). `FileHandle` does not buffer: the line reaches the
-    /// kernel before this returns, so it survives jackhost being killed afterwards.
+    /// Writes one line (a newline is added). Nothing is buffered: the line reaches the kernel
+    /// before this returns, so it survives jackhost being killed afterwards.
     public func write(line: String) {
-        handle.write(Data((line + "\n").utf8))
+        writeAll(line + "\n", to: descriptor)
     }
 }
 

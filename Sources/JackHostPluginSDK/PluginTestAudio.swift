@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Audio for driving plugins in tests: generated signals, and files read with libsndfile.
 public enum PluginTestAudio {

@@ -106,6 +106,11 @@ enum CommandTables {
     With no JACK server running and no --server given, record, meter, stream and run start
     a private dummy server with a test tone per channel (as --embedded-server does).
 
+    Environment:
+      JACK_DEFAULT_SERVER  the server to use when --server is not given
+      JACKHOST_SIMD        "portable" runs the portable sample kernels instead of AVX2
+                           (`jackhost --version` says which run)
+
     \(exitStatuses)
     """
 

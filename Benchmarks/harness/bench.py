@@ -337,6 +337,10 @@ def case_freewheel(b: Bench):
         b.row(label, "cycles/s vs C polling every 1 ms",
               fmt(b.median(rates["jackhost"])), "C " + fmt(b.median(rates["cmeter"])),
               (f"{b.median(direct):.3f}{spread(direct)}" if direct else "n/a"), "(info)", "-")
+        effect = ratios("cmeter_matched", "cmeter")
+        b.row(label, "wakeup effect: C at jackhost's wakeup rate vs C polling every 1 ms (F7)", "-",
+              "C " + fmt(b.median(rates["cmeter_matched"])),
+              (f"{b.median(effect):.3f}{spread(effect)}" if effect else "n/a"), "(info)", "-")
         aa = ratios("cmeter_aa", "cmeter")
         b.row(label, "noise floor: C vs C (A/A)", "-", "C " + fmt(b.median(rates["cmeter_aa"])),
               (f"{b.median(aa):.3f}{spread(aa)}" if aa else "n/a"), "~1", "(info)")

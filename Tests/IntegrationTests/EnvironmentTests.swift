@@ -163,9 +163,9 @@ final class NetJackTests: XCTestCase {
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) {
                 !((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer]).stdout.contains("system:capture_1")) ?? true)
             }, "the slave's capture ports go away with the master")
-            try net.startMaster()
-            XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) { net.masterPorts().contains("\(net.slaveNetName):to_slave_1") },
-                          "the slave rejoined")
+            let restart = try net.restartMasterUntilSlaveRejoins()
+            XCTAssertTrue(restart.rejoined, "the slave rejoined; master ports \(net.masterPorts())\n\(net.diagnostics)")
+            if restart.masters > 1 { print("NETJACK the slave rejoined the \(restart.masters)th master started (jack2 handshake hang)") }
             generator = try net.startInMaster("generator2", jackhost, ["signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
                                                                        "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*"])
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) {

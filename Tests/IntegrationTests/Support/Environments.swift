@@ -124,7 +124,9 @@ final class PipeWireEnvironment {
 final class NetJackEnvironment {
     let masterNamespace: String
     let slaveNamespace: String
-    let masterServer: String
+    /// The master's server name; a restarted master gets a new one (see killMaster).
+    private(set) var masterServer: String
+    private var masterGeneration = 1
     let slaveServer: String
     let slaveNetName = "jhslave"
     let masterAddress = "10.77.0.1"
@@ -200,7 +202,45 @@ final class NetJackEnvironment {
             master.process.waitUntilExit()
         }
         master = nil
-        PrivateJACKServer.reclaimRegistrySlot(name: masterServer)
+        let killed = masterServer
+        PrivateJACKServer.reclaimRegistrySlot(name: killed)
+        // The next master gets a new name. Under the old one, a new jackd sometimes picked up
+        // the killed one's leftovers in /dev/shm (the slave's futex "already deallocated",
+        // then "Cannot create new client"), and the slave never rejoined.
+        masterGeneration += 1
+        masterServer = "jhnetmaster\(suffix)-\(masterGeneration)"
+        removeSemaphores(of: killed)
+    }
+
+    /// Starts the master again and waits for the slave to rejoin it; tries again with a fresh
+    /// master (up to `attempts` in all) when the two never finish their handshake. jack2's
+    /// netmanager sometimes hangs after "Sending parameters" to a slave that restarted its
+    /// driver, with the master's server refusing clients and the slave "Waiting for a master".
+    /// Returns whether the slave rejoined, and how many masters it took.
+    func restartMasterUntilSlaveRejoins(attempts: Int = 3, timeout: Double = 15) throws -> (rejoined: Bool, masters: Int) {
+        for attempt in 1...attempts {
+            if attempt > 1 { killMaster() }
+            try startMaster()
+            if JACKFixture.waitUntil(timeout: timeout, { self.masterPorts().contains("\(self.slaveNetName):to_slave_1") }) {
+                return (true, attempt)
+            }
+        }
+        return (false, attempts)
+    }
+
+    /// Deletes jack2's futex files of a dead server (`/dev/shm/jack_sem.UID_SERVER_CLIENT`).
+    private func removeSemaphores(of server: String) {
+        let shm = "/dev/shm"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: shm)) ?? []
+        where entry.hasPrefix("jack_sem.") && entry.contains("_\(server)_") {
+            try? FileManager.default.removeItem(atPath: "\(shm)/\(entry)")
+        }
+    }
+
+    /// The last lines of the master's and the slave's jackd logs, for failure messages.
+    var diagnostics: String {
+        func tail(_ text: String?) -> String { (text ?? "(none)").split(separator: "\n").suffix(15).joined(separator: "\n") }
+        return "master log:\n\(tail(master?.log))\nslave log:\n\(tail(slave?.log))"
     }
 
     func masterPorts() -> [String] {

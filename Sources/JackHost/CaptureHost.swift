@@ -382,12 +382,15 @@ public final class CaptureHost: @unchecked Sendable {
                 if size != lastBufferSize { lastBufferSize = size; emit(.bufferSizeChanged(frames: size)) }
                 let rate = engine.sampleRate.load(ordering: .relaxed)
                 if rate != lastRate { lastRate = rate; emit(.sampleRateChanged(Double(rate))) }
-                if engine.connectionsChanged.exchange(false, ordering: .acquiring) {
+                // Also every half second: jack2 sends no connection callback when a source
+                // client unregisters its ports before it deactivates (the close order jackhost
+                // itself uses), so the flag alone would miss that the source went away.
+                tick &+= 1
+                if engine.connectionsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0 {
                     trackConnections(live)
                 }
                 // Also re-count now and then: a registration callback can arrive before the
                 // port list reflects the change, and the flag is then already consumed.
-                tick &+= 1
                 if engine.portsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0,
                    configuration.channelCount == nil, followRouteChange(live) {
                     continue
@@ -532,20 +535,35 @@ public final class CaptureHost: @unchecked Sendable {
     }
 
     /// Makes the restores whose source exists by now; reports those that never appeared.
+    ///
+    /// A source port exists before its client is activated, and jack2 refuses to connect a port
+    /// of an inactive client: a refused connection is tried again on the next poll, for at most
+    /// ``Configuration/restoreTimeout`` more, instead of being given up at the first refusal.
     private func retryPendingRestores(_ live: LiveSession) {
         guard !pendingRestores.isEmpty else { return }
         let now = Date()
-        pendingRestores = pendingRestores.filter { restore in
+        var kept: [(source: String, destination: String, deadline: Date)] = []
+        for restore in pendingRestores {
             if live.client.portExists(restore.source) {
-                connect([(restore.source, restore.destination)], using: live)
-                return false
+                do {
+                    try live.client.connect(restore.source, to: restore.destination)
+                } catch {
+                    if now > restore.deadline {
+                        lock.withLock { failures.append(error) }
+                    } else {
+                        let retryUntil = min(restore.deadline, now.addingTimeInterval(configuration.restoreTimeout))
+                        kept.append((restore.source, restore.destination, retryUntil))
+                    }
+                }
+                continue
             }
             if now > restore.deadline {
                 lock.withLock { failures.append(.noSuchPort(restore.source)) }
-                return false
+                continue
             }
-            return true
+            kept.append(restore)
         }
+        pendingRestores = kept
         knownConnections = live.snapshotConnections()
     }
 

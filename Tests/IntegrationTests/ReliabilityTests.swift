@@ -165,6 +165,36 @@ final class ReliabilityTests: XCTestCase {
         }
     }
 
+    /// A source that closes ports-first (no connection callback reaches jackhost) and returns
+    /// with a client that registers its port well before it activates: jack2 refuses to
+    /// connect a port of an inactive client, so the restore must be tried again, not given up
+    /// at the first refusal (this once left a take silent after a server restart).
+    func testRestoreWaitsForTheReturningClientToActivate() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            var source: JackClient? = try JackClient(name: "late", server: server.name)
+            _ = try source!.registerAudioOutput(named: "out_1")
+            try source!.activate()
+            let host = CaptureHost(configuration: .init(serverName: server.name, channelCount: 1,
+                                                        connections: .patterns(["late:out_1"])))
+            try host.start()
+            defer { host.stop() }
+            let client = try XCTUnwrap(host.jackClient)
+            XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), ["late:out_1"])
+            source!.close()   // the source vanishes: its connection is kept for restoring
+            source = nil
+            XCTAssertTrue(JACKFixture.waitUntil { !client.portExists("late:out_1") })
+            usleep(300_000)
+            let returning = try JackClient(name: "late", server: server.name)
+            defer { returning.close() }
+            _ = try returning.registerAudioOutput(named: "out_1")
+            usleep(500_000)   // registered but not active: connecting it fails meanwhile
+            XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), [], "not connectable before activation")
+            try returning.activate()
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { client.connections(ofPortNamed: "jackhost:in_1") == ["late:out_1"] },
+                          "restored once the returning client is active; failures: \(host.connectionFailures)")
+        }
+    }
+
     /// A capture port appears and goes away while the server keeps running (a USB interface
     /// plugged in through a bridge client): in automatic channel mode the host follows, with
     /// a route-change event and consumers prepared again for the new channel count.

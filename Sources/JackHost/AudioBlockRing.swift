@@ -91,25 +91,18 @@ public final class AudioBlockRing: @unchecked Sendable {
         // F8): for long runs per channel, streaming stores, which skip that read, win; for
         // short ones (a 64-frame period is 256 bytes a channel) plain stores plus a prefetch
         // of the region the next block will take win, and streaming stores lose.
-        if frames >= AudioBlockRing.streamingFrames {
-            for channel in 0..<channelCount {
-                let source = block.channelPointers[channel]
-                let destination = samples + channel * capacityFrames
-                jh_copy_floats_streaming(destination + offset, source, firstPart)
-                if firstPart < frames {
-                    jh_copy_floats_streaming(destination, source + firstPart, frames - firstPart)
-                }
+        let streaming = frames >= AudioBlockRing.streamingFrames
+        for channel in 0..<channelCount {
+            let source = block.channelPointers[channel]
+            let destination = samples + channel * capacityFrames
+            AudioBlockRing.copy(destination + offset, from: source, count: firstPart, streaming: streaming)
+            if firstPart < frames {
+                AudioBlockRing.copy(destination, from: source + firstPart, count: frames - firstPart, streaming: streaming)
             }
+        }
+        if streaming {
             jh_store_fence()   // the samples before the header's release store
         } else {
-            for channel in 0..<channelCount {
-                let source = block.channelPointers[channel]
-                let destination = samples + channel * capacityFrames
-                (destination + offset).update(from: source, count: firstPart)
-                if firstPart < frames {
-                    destination.update(from: source + firstPart, count: frames - firstPart)
-                }
-            }
             let nextOffset = (writerPosition + frames) % capacityFrames
             let nextFrames = min(frames, capacityFrames - nextOffset)
             for channel in 0..<channelCount {
@@ -121,6 +114,17 @@ public final class AudioBlockRing: @unchecked Sendable {
         writerPosition &+= frames
         _ = headerWriter.push(header)
         return true
+    }
+
+    /// **Real-time safe.** One channel's run into the ring, with streaming or plain stores.
+    @inline(__always)
+    private static func copy(_ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>,
+                             count: Int, streaming: Bool) {
+        if streaming {
+            jh_copy_floats_streaming(destination, source, count)
+        } else {
+            destination.update(from: source, count: count)
+        }
     }
 
     // MARK: Reader (worker thread)

@@ -93,15 +93,16 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         defer { displayLock.unlock() }
         states.deinitialize().deallocate()
         states = .allocate(capacity: format.channelCount)
-        for pointer in [UnsafeMutableRawPointer(blockPeaks), UnsafeMutableRawPointer(blockSums), UnsafeMutableRawPointer(blockClips)] {
-            pointer.deallocate()
-        }
-        blockPeaks = .allocate(capacity: max(format.channelCount, 1))
-        blockSums = .allocate(capacity: max(format.channelCount, 1))
-        blockClips = .allocate(capacity: max(format.channelCount, 1))
-        blockPeaks.initialize(repeating: 0, count: max(format.channelCount, 1))
-        blockSums.initialize(repeating: 0, count: max(format.channelCount, 1))
-        blockClips.initialize(repeating: 0, count: max(format.channelCount, 1))
+        let slots = max(format.channelCount, 1)
+        blockPeaks.deallocate()
+        blockSums.deallocate()
+        blockClips.deallocate()
+        blockPeaks = .allocate(capacity: slots)
+        blockSums = .allocate(capacity: slots)
+        blockClips = .allocate(capacity: slots)
+        blockPeaks.initialize(repeating: 0, count: slots)
+        blockSums.initialize(repeating: 0, count: slots)
+        blockClips.initialize(repeating: 0, count: slots)
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
         channelCount = format.channelCount
         self.format = format

@@ -37,7 +37,7 @@ let package = Package(
         // The client layer, session info, host engine, buffer view, consumer protocol, rings.
         .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels", "CPosix"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
-        .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels"]),
+        .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
         .target(name: "CJackHostPlugin"),
         // For plugin authors: export a Swift consumer through the C interface in one line, and a test driver.
@@ -45,7 +45,7 @@ let package = Package(
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
         // The command-line front end: argument parsing and the subcommands' wiring.
-        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSignals"]),
+        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSignals", "CPosix"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),

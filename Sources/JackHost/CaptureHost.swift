@@ -48,6 +48,10 @@ public final class CaptureHost: @unchecked Sendable {
         public var restoreTimeout: Double
         /// Time every process callback into ``CaptureHost/callbackTimer``.
         public var measureCallbackTime: Bool
+        /// Seconds ``CaptureHost/stop(drainLimit:abandonWhen:)`` and a server loss wait for
+        /// deferred consumers to drain their rings; what is still queued then is given up and
+        /// counted in ``CaptureStatistics/Consumer/abandonedFrames``.
+        public var drainLimit: Double
         /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
         /// turns true). Nil delivers until ``CaptureHost/stop()``.
         public var frameLimit: Int?
@@ -60,8 +64,9 @@ public final class CaptureHost: @unchecked Sendable {
         public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
                     connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
                     frameLimit: Int? = nil, durationLimit: Double? = nil, reconnect: Bool = false,
-                    restoreTimeout: Double = 10, measureCallbackTime: Bool = false) {
+                    restoreTimeout: Double = 10, measureCallbackTime: Bool = false, drainLimit: Double = 5) {
             self.durationLimit = durationLimit
+            self.drainLimit = drainLimit
             self.measureCallbackTime = measureCallbackTime
             self.reconnect = reconnect
             self.restoreTimeout = restoreTimeout
@@ -84,6 +89,8 @@ public final class CaptureHost: @unchecked Sendable {
     public var inputPortNames: [String] { lock.withLock { current?.portNames ?? [] } }
     /// Connections that failed, each with its reason (initial wiring and restores after a reconnect).
     public var connectionFailures: [JackError] { lock.withLock { failures } }
+    /// How the channel count and the sources found at ``start()`` fit together.
+    public var wiring: InputWiring { lock.withLock { startWiring } }
     /// Called on the host's monitor thread for every session event (after consumers are told).
     public var onEvent: (@Sendable (AudioSessionEvent) -> Void)?
 
@@ -97,13 +104,18 @@ public final class CaptureHost: @unchecked Sendable {
     private let lock = Lock()
     private var current: LiveSession?
     private var failures: [JackError] = []
+    private var startWiring = InputWiring()
     private var lastFormat: StreamFormat?
     private var lastSession: AudioSessionInfo?
     private var retired = CaptureStatistics()
     /// The frame limit in force: ``Configuration/frameLimit``, or ``Configuration/durationLimit``
     /// in frames once the first connection told the sample rate; nil for no limit.
     private var resolvedFrameLimit: Int?
-    private var retiredConsumers: [String: (delivered: Int, dropped: Int)] = [:]
+    /// Per deferred consumer, by its index in `deferredConsumers` (names need not be unique).
+    private var retiredConsumers: [CaptureStatistics.Consumer] = []
+    /// Indices of deferred consumers whose worker never came back from `consume` when a drain
+    /// was abandoned: they get no more blocks, no `prepare` and no `finish` (it would race the call).
+    private var unresponsiveConsumers: Set<Int> = []
     private var started = false
     /// Whether the monitor thread runs (touched only by start/stop, which callers serialise).
     private var monitorRunning = false
@@ -173,6 +185,8 @@ public final class CaptureHost: @unchecked Sendable {
                 lastFormat = format
                 lastSession = session
             }
+            let wired = InputWiring(sources: sources, inputs: live.portNames, connections: configuration.connections)
+            lock.withLock { startWiring = wired }
             connect(sources.enumerated().filter { $0.offset < channels }.map { ($0.element, live.portNames[$0.offset]) },
                     using: live)
             knownConnections = live.snapshotConnections()
@@ -209,10 +223,11 @@ public final class CaptureHost: @unchecked Sendable {
         // Poll at a quarter period, clamped to 0.5 ms ... 5 ms.
         let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
         let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
-        return deferredConsumers.map { entry in
+        let skipped = lock.withLock { unresponsiveConsumers }
+        return deferredConsumers.enumerated().filter { !skipped.contains($0.offset) }.map { index, entry in
             let seconds = entry.ringSeconds ?? configuration.deferredRingSeconds
             let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
-            return DeferredConsumerRunner(consumer: entry.consumer, channelCount: channels,
+            return DeferredConsumerRunner(consumer: entry.consumer, index: index, channelCount: channels,
                                           ringFrames: frames, pollMicroseconds: poll)
         }
     }
@@ -249,7 +264,7 @@ public final class CaptureHost: @unchecked Sendable {
                 if client.portExists(pattern) {
                     matches = [pattern]
                 } else {
-                    matches = client.audioOutputPortNames(matching: pattern)
+                    matches = try client.audioOutputPortNames(matching: pattern)
                 }
                 if matches.isEmpty { throw JackError.patternMatchedNothing(pattern: pattern) }
                 sources.append(contentsOf: matches)
@@ -267,7 +282,16 @@ public final class CaptureHost: @unchecked Sendable {
 
     /// Stops delivery, drains every deferred consumer's ring, calls `finish()` on every
     /// consumer, and closes the client. Safe to call more than once.
-    public func stop() {
+    ///
+    /// - Parameters:
+    ///   - drainLimit: Seconds to let deferred consumers work through what is queued; nil uses
+    ///     ``Configuration/drainLimit``. What is left then is given up and counted in
+    ///     ``CaptureStatistics/Consumer/abandonedFrames``; a consumer that does not return from
+    ///     `consume` within a further quarter second is left behind, marked
+    ///     ``CaptureStatistics/Consumer/isUnresponsive``, and not finished.
+    ///   - abandonWhen: Polled while draining; returning true gives up at once (for example,
+    ///     a second Ctrl-C).
+    public func stop(drainLimit: Double? = nil, abandonWhen: () -> Bool = { false }) {
         guard started else { return }
         started = false
         stopMonitor()
@@ -276,31 +300,44 @@ public final class CaptureHost: @unchecked Sendable {
         }
         pendingRestores = []
         if let live = lock.withLock({ current }) {
-            retire(live, serverAlive: !live.engine.serverLost.load(ordering: .acquiring))
+            retire(live, serverAlive: !live.engine.serverLost.load(ordering: .acquiring),
+                   drainLimit: drainLimit ?? configuration.drainLimit, abandonWhen: abandonWhen)
         }
-        allConsumers.forEach { $0.finish() }
+        finishResponsiveConsumers()
     }
 
-    /// Ends a live session: deactivates (if the server is still there), drains the workers,
-    /// folds its counters into the totals, and closes the client.
-    private func retire(_ live: LiveSession, serverAlive: Bool) {
+    /// Calls `finish()` on every consumer except those left inside `consume`.
+    private func finishResponsiveConsumers() {
+        let skipped = lock.withLock { unresponsiveConsumers }
+        realtimeConsumers.forEach { $0.finish() }
+        for (index, entry) in deferredConsumers.enumerated() where !skipped.contains(index) { entry.consumer.finish() }
+    }
+
+    /// Ends a live session: deactivates (if the server is still there), drains the workers
+    /// within the drain limit, folds its counters into the totals, and closes the client.
+    private func retire(_ live: LiveSession, serverAlive: Bool, drainLimit: Double? = nil,
+                        abandonWhen: () -> Bool = { false }) {
         if serverAlive {
             live.engine.deliveryStopped.store(true, ordering: .releasing)
             live.client.deactivate()
         }
-        live.runners.forEach { $0.stopWorker() }
-        let stats = live.statistics()
+        live.runners.forEach { $0.requestStop() }
+        let seconds = min(max(drainLimit ?? configuration.drainLimit, 0), 86_400)
+        let deadline = DispatchTime.now() + .milliseconds(Int(seconds * 1000))
+        var unresponsive: [Int] = []
+        for runner in live.runners where !runner.awaitWorker(until: deadline, abandonWhen: abandonWhen) {
+            unresponsive.append(runner.index)
+        }
+        let stats = live.statistics(unresponsive: Set(unresponsive))
         lock.withLock {
             retired.cycles += stats.cycles
             retired.capturedFrames += stats.capturedFrames
             retired.xruns += stats.xruns
             retired.timelineGaps += stats.timelineGaps
             retired.timelineGapFrames += stats.timelineGapFrames
-            for consumer in stats.consumers {
-                let previous = retiredConsumers[consumer.name] ?? (0, 0)
-                retiredConsumers[consumer.name] = (previous.delivered + consumer.deliveredFrames,
-                                                   previous.dropped + consumer.droppedFrames)
-            }
+            retiredConsumers = CaptureStatistics.Consumer.folded(retiredConsumers, with: stats.consumers,
+                                                                 names: deferredConsumers.map { $0.consumer.consumerName })
+            unresponsiveConsumers.formUnion(unresponsive)
             current = nil
         }
         live.client.close(serverAlive: serverAlive)
@@ -332,13 +369,8 @@ public final class CaptureHost: @unchecked Sendable {
                 total.timelineGaps += live.timelineGaps
                 total.timelineGapFrames += live.timelineGapFrames
             }
-            let names = deferredConsumers.map { $0.consumer.consumerName }
-            total.consumers = names.map { name in
-                let previous = retiredConsumers[name] ?? (0, 0)
-                let now = live?.consumers.first { $0.name == name }
-                return .init(name: name, deliveredFrames: previous.delivered + (now?.deliveredFrames ?? 0),
-                             droppedFrames: previous.dropped + (now?.droppedFrames ?? 0))
-            }
+            total.consumers = CaptureStatistics.Consumer.folded(retiredConsumers, with: live?.consumers ?? [],
+                                                                names: deferredConsumers.map { $0.consumer.consumerName })
             return total
         }
     }
@@ -442,9 +474,12 @@ public final class CaptureHost: @unchecked Sendable {
         if previous != format {
             // A different rate or channel count: consumers start over with the new format
             // (the recorder rotates to a new file), like a route change on iOS.
-            allConsumers.forEach { $0.finish() }
+            finishResponsiveConsumers()
+            let skipped = lock.withLock { unresponsiveConsumers }
+            let responsive = realtimeConsumers as [any AudioConsumer]
+                + deferredConsumers.enumerated().filter { !skipped.contains($0.offset) }.map { $0.element.consumer }
             do {
-                for consumer in allConsumers { try prepare(consumer, format: format) }
+                for consumer in responsive { try prepare(consumer, format: format) }
             } catch {
                 lock.withLock { failures.append(.serverLost(reason: "after reconnecting: \(error)")) }
                 client.close()
@@ -615,7 +650,7 @@ private final class LiveSession: @unchecked Sendable {
             do {
                 try client.activate()
             } catch {
-                runners.forEach { $0.stopWorker() }
+                runners.forEach { $0.stopWorker() }  // nothing was delivered yet: nothing to wait for
                 throw error
             }
             return LiveSession(client: client, session: session, format: format, engine: engine, runners: runners,
@@ -631,7 +666,7 @@ private final class LiveSession: @unchecked Sendable {
         portNames.map { client.connections(ofPortNamed: $0) }
     }
 
-    func statistics() -> CaptureStatistics {
+    func statistics(unresponsive: Set<Int> = []) -> CaptureStatistics {
         CaptureStatistics(
             cycles: engine.cycles.load(ordering: .relaxed),
             capturedFrames: engine.capturedFrames.load(ordering: .relaxed),
@@ -640,10 +675,31 @@ private final class LiveSession: @unchecked Sendable {
             timelineGapFrames: engine.timelineGapFrames.load(ordering: .relaxed),
             connectionFailures: 0,
             consumers: runners.map {
-                .init(name: $0.consumer.consumerName,
+                .init(name: $0.consumer.consumerName, index: $0.index,
                       deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
-                      droppedFrames: $0.droppedFrames.load(ordering: .relaxed))
+                      droppedFrames: $0.droppedFrames.load(ordering: .relaxed),
+                      abandonedFrames: $0.abandonedFrames.load(ordering: .relaxed),
+                      isUnresponsive: unresponsive.contains($0.index))
             })
+    }
+}
+
+/// How a host's inputs and the sources it found fit together at start: a mismatch between
+/// `--channels` and what the patterns (or the physical ports) gave is worth a warning.
+public struct InputWiring: Sendable, Equatable {
+    /// Sources that matched but found no input (more sources than channels).
+    public var unusedSources: [String] = []
+    /// Inputs that got no source (more channels than sources); empty when wiring is ``CaptureHost/Connections/none``.
+    public var silentInputs: [String] = []
+
+    /// Nothing left over on either side.
+    public init() {}
+
+    /// Pairs `sources` with `inputs` in order.
+    init(sources: [String], inputs: [String], connections: CaptureHost.Connections) {
+        guard connections != .none else { return }
+        unusedSources = Array(sources.dropFirst(inputs.count))
+        silentInputs = Array(inputs.dropFirst(sources.count))
     }
 }
 
@@ -663,14 +719,50 @@ public enum CaptureHostError: Error, CustomStringConvertible, Equatable, Sendabl
 
 /// Counters a host keeps; every lost frame and xrun shows up here.
 public struct CaptureStatistics: Sendable, Equatable {
-    /// Per deferred consumer: what reached it and what its full ring dropped.
+    /// Per deferred consumer: what reached it, what its full ring dropped, and what was
+    /// given up at the end.
     public struct Consumer: Sendable, Equatable {
-        /// The consumer's name.
+        /// The consumer's name (not necessarily unique: two instances of a plugin share one).
         public var name: String
+        /// The consumer's position among the deferred consumers, in the order they were added.
+        public var index: Int
         /// Frames delivered to `consume`.
         public var deliveredFrames: Int
         /// Frames lost because the consumer's ring was full.
         public var droppedFrames: Int
+        /// Frames still queued when a drain passed its limit, given up instead of delivered.
+        public var abandonedFrames: Int = 0
+        /// Whether the consumer was still inside `consume` when its drain was given up; it was
+        /// not finished and gets nothing more.
+        public var isUnresponsive = false
+
+        /// Creates a consumer's counters.
+        public init(name: String, index: Int, deliveredFrames: Int = 0, droppedFrames: Int = 0,
+                    abandonedFrames: Int = 0, isUnresponsive: Bool = false) {
+            self.name = name
+            self.index = index
+            self.deliveredFrames = deliveredFrames
+            self.droppedFrames = droppedFrames
+            self.abandonedFrames = abandonedFrames
+            self.isUnresponsive = isUnresponsive
+        }
+
+        /// Frames this consumer never saw: dropped while running plus abandoned at the end.
+        public var lostFrames: Int { droppedFrames + abandonedFrames }
+
+        /// Sums two sets of counters by consumer index, one entry per name in `names`.
+        static func folded(_ retired: [Consumer], with live: [Consumer], names: [String]) -> [Consumer] {
+            names.enumerated().map { index, name in
+                var total = Consumer(name: name, index: index)
+                for part in retired + live where part.index == index {
+                    total.deliveredFrames += part.deliveredFrames
+                    total.droppedFrames += part.droppedFrames
+                    total.abandonedFrames += part.abandonedFrames
+                    total.isUnresponsive = total.isUnresponsive || part.isUnresponsive
+                }
+                return total
+            }
+        }
     }
     /// Process cycles run.
     public var cycles = 0

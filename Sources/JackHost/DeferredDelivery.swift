@@ -12,6 +12,8 @@ import Synchronization
 /// drains, so the real-time side stays free of system calls.
 final class DeferredConsumerRunner: @unchecked Sendable {
     let consumer: any DeferredAudioConsumer
+    /// The consumer's position among the host's deferred consumers (statistics key by it).
+    let index: Int
     let ring: AudioBlockRing
     /// Frames this consumer lost to a full ring, since start.
     let droppedFrames = Atomic<Int>(0)
@@ -21,14 +23,19 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     let acceptedFrames = Atomic<Int>(0)
     /// When true, a full ring makes the real-time side wait instead of dropping (freewheel only).
     let backpressure = Atomic<Bool>(false)
+    /// Frames still queued when the drain limit passed, given up instead of delivered.
+    let abandonedFrames = Atomic<Int>(0)
     private let stopRequested = Atomic<Bool>(false)
+    /// Set when the drain limit passes: the worker stops delivering and counts what is left.
+    private let abandonRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let pollMicroseconds: UInt32
     /// Frames dropped since the last block that made it into the ring (real-time thread only).
     private var pendingDropped = 0
 
-    init(consumer: any DeferredAudioConsumer, channelCount: Int, ringFrames: Int, pollMicroseconds: UInt32) {
+    init(consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int, pollMicroseconds: UInt32) {
         self.consumer = consumer
+        self.index = index
         self.ring = AudioBlockRing(channelCount: channelCount, minimumFrames: ringFrames)
         self.pollMicroseconds = pollMicroseconds
     }
@@ -78,11 +85,16 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Read the flag before draining, so blocks written before the stop are all delivered.
             let stopping = stopRequested.load(ordering: .acquiring)
             var drained = 0
-            while ring.readNext({ block in
+            while !abandonRequested.load(ordering: .acquiring), ring.readNext({ block in
                 consumer.consume(block)
                 deliveredFrames.add(block.frameCount, ordering: .relaxed)
             }) {
                 drained += 1
+            }
+            if abandonRequested.load(ordering: .acquiring) {
+                // Count what is left, exactly, so the report can say what was given up.
+                while ring.readNext({ block in abandonedFrames.add(block.frameCount, ordering: .relaxed) }) {}
+                return
             }
             if stopping { return }
             // Freewheel has no deadline and the process callback may be waiting on us: poll fast.
@@ -90,9 +102,32 @@ final class DeferredConsumerRunner: @unchecked Sendable {
         }
     }
 
-    /// Asks the worker to deliver what is left in the ring and exit, then waits for it.
-    func stopWorker() {
+    /// Asks the worker to deliver what is left in the ring and then exit; see ``awaitWorker(until:abandonWhen:)``.
+    /// Also releases a real-time side waiting on a full ring in freewheel.
+    func requestStop() {
         stopRequested.store(true, ordering: .releasing)
+    }
+
+    /// Waits for the worker to drain and exit, until `deadline` (a `DispatchTime`) or until
+    /// `abandonWhen` returns true; then makes it give up what is left (counted in
+    /// ``abandonedFrames``) and waits a little longer for the consumer's current call to return.
+    ///
+    /// - Returns: false when the worker is still inside the consumer (a hung consumer): it is
+    ///   left running, detached, and its consumer must not be finished.
+    func awaitWorker(until deadline: DispatchTime, abandonWhen: () -> Bool) -> Bool {
+        while DispatchTime.now() < deadline && !abandonWhen() {
+            if finished.wait(timeout: .now() + .milliseconds(10)) == .success { return true }
+        }
+        abandonRequested.store(true, ordering: .releasing)
+        return finished.wait(timeout: .now() + .milliseconds(DeferredConsumerRunner.returnGraceMilliseconds)) == .success
+    }
+
+    /// How long a consumer's current `consume` call may take to return once its queue is abandoned.
+    static let returnGraceMilliseconds = 250
+
+    /// Asks the worker to deliver what is left in the ring and exit, then waits for it, without limit.
+    func stopWorker() {
+        requestStop()
         finished.wait()
     }
 }

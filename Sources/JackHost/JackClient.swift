@@ -1,4 +1,5 @@
 import CJack
+import CPosix
 import Glibc
 
 /// The client layer: every `jack_*` call in JackHost goes through this file.
@@ -29,6 +30,13 @@ public final class JackClient: @unchecked Sendable {
     ///
     /// The corresponding C function is `jack_client_open`.
     public init(name: String, server: String? = nil, startServerIfNeeded: Bool = false) throws(JackError) {
+        // Names libjack would choke on (a long server name smashes its stack) never reach it;
+        // libjack reads $JACK_DEFAULT_SERVER itself when no name is given.
+        try JackError.checkClientName(name)
+        let effectiveServer = server ?? JackClient.defaultServerFromEnvironment
+        if let effectiveServer { try JackError.checkServerName(effectiveServer) }
+        // libjack opens its metadata database now: it must not land on a closed stdout or stderr.
+        _ = cposix_ensure_standard_descriptors()
         JackClient.silenceLibraryMessages()
         var status = jack_status_t(rawValue: 0)
         let options = startServerIfNeeded ? JackNullOption : JackNoStartServer
@@ -41,11 +49,38 @@ public final class JackClient: @unchecked Sendable {
             return cjack_client_open(cName, flags, &status, nil)
         }
         guard let opened else {
-            throw JackError.fromOpenStatus(status.rawValue, clientName: name, server: server)
+            throw JackError.fromOpenStatus(status.rawValue, clientName: name, server: effectiveServer) {
+                JackClient.isClientNameTaken(name, server: server)
+            }
         }
         self.handle = opened
         self.serverName = server
         self.name = String(cString: jack_get_client_name(opened))
+    }
+
+    /// The server libjack uses when none is named: `$JACK_DEFAULT_SERVER`, or nil for "default".
+    public static var defaultServerFromEnvironment: String? {
+        guard let value = getenv("JACK_DEFAULT_SERVER") else { return nil }
+        let name = String(cString: value)
+        return name.isEmpty ? nil : name
+    }
+
+    /// Whether a client called `name` exists on the server, asked through a short-lived probe
+    /// client with a name of its own. Used only to explain a refused open.
+    ///
+    /// The corresponding C function is `jack_get_uuid_for_client_name`.
+    private static func isClientNameTaken(_ name: String, server: String?) -> Bool {
+        var status = jack_status_t(rawValue: 0)
+        let flags = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
+        let probeName = "jackhost-probe-\(getpid())"
+        let probe: OpaquePointer? = probeName.withCString { cName in
+            withOptionalCString(server) { cServer in cjack_client_open(cName, flags, &status, cServer) }
+        }
+        guard let probe else { return false }
+        defer { jack_client_close(probe) }
+        guard let uuid = jack_get_uuid_for_client_name(probe, name) else { return false }
+        jack_free(uuid)
+        return true
     }
 
     deinit { close() }
@@ -99,9 +134,22 @@ public final class JackClient: @unchecked Sendable {
 
     /// Port names matching a regular expression, type and flags, in the server's order.
     ///
+    /// - Throws: ``JackError/invalidPattern(pattern:reason:)`` for a pattern ``PortPattern``
+    ///   refuses (malformed, or able to stall libjack's matcher), before libjack sees it.
+    ///
     /// The corresponding C function is `jack_get_ports`.
-    public func portNames(matching pattern: String? = nil, type: String? = JackClient.audioPortType,
-                          flags: JackPortFlags = JackPortFlags(rawValue: 0)) -> [String] {
+    public func portNames(matching pattern: String?, type: String? = JackClient.audioPortType,
+                          flags: JackPortFlags = JackPortFlags(rawValue: 0)) throws(JackError) -> [String] {
+        if let pattern { try PortPattern.check(pattern) }
+        return matchingPortNames(pattern, type: type, flags: flags)
+    }
+
+    /// Every port of a type and flags, in the server's order. The corresponding C function is `jack_get_ports`.
+    public func portNames(type: String? = JackClient.audioPortType, flags: JackPortFlags = JackPortFlags(rawValue: 0)) -> [String] {
+        matchingPortNames(nil, type: type, flags: flags)
+    }
+
+    private func matchingPortNames(_ pattern: String?, type: String?, flags: JackPortFlags) -> [String] {
         let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = withOptionalCString(pattern) { cPattern in
             withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
         }
@@ -122,13 +170,13 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// Audio output ports (sources) whose names match a JACK regular expression.
-    public func audioOutputPortNames(matching pattern: String) -> [String] {
-        portNames(matching: pattern, flags: JackPortIsOutput)
+    public func audioOutputPortNames(matching pattern: String) throws(JackError) -> [String] {
+        try portNames(matching: pattern, flags: JackPortIsOutput)
     }
 
     /// Audio input ports (destinations) whose names match a JACK regular expression.
-    public func audioInputPortNames(matching pattern: String) -> [String] {
-        portNames(matching: pattern, flags: JackPortIsInput)
+    public func audioInputPortNames(matching pattern: String) throws(JackError) -> [String] {
+        try portNames(matching: pattern, flags: JackPortIsInput)
     }
 
     /// The ports connected to the named port. The corresponding C function is `jack_port_get_all_connections`.

@@ -47,8 +47,10 @@ struct CapturePlan {
     var reconnect: Bool
     var stopOnXrun: Bool
     var callbackTime: Bool
-    var recordPath: String?
-    var container: AudioContainer?
+    var overwrite: Bool
+    /// The take's name: exact, `-` for stdout, or automatic (`record` without FILE).
+    var recordName: TakeFiles.TakeName?
+    var container: AudioContainer = .wav
     var recordSampleFormat: SampleFormat = .float32
     var split: SplitLimit?
     var meter: Bool
@@ -59,32 +61,25 @@ struct CapturePlan {
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
 
+    /// Whether audio goes to standard output, so that everything for people goes to stderr.
+    var audioOnStandardOutput: Bool {
+        (stream && streamPath == nil) || recordName == .exact("-")
+    }
+
     init(command: String, parsed: ParsedArguments) throws {
-        server = parsed.value("server")
+        server = try ValueParsing.server(parsed)
         embedded = parsed.has("embedded-server")
-        if embedded && server != nil { throw UsageError("--embedded-server and --server exclude each other; give one") }
-        clientName = parsed.value("name") ?? "jackhost"
-        if clientName.isEmpty || clientName.utf8.count > 63 || clientName.contains(":") {
-            throw UsageError("client name \"\(clientName)\" is not usable; use 1-63 characters without ':'")
-        }
+        if embedded && parsed.value("server") != nil { throw UsageError("--embedded-server and --server exclude each other; give one") }
+        clientName = try ValueParsing.clientName(parsed, default: "jackhost")
         if let text = parsed.value("channels") {
-            guard let count = Int(text) else { throw UsageError("--channels \(text) is not a whole number; use 1 to 1024") }
-            guard (1...JackError.maximumChannelCount).contains(count) else {
-                throw UsageError("--channels \(count) is out of range; use 1 to \(JackError.maximumChannelCount)")
-            }
-            channels = count
+            channels = try ValueParsing.wholeNumber(text, option: "channels", range: 1...JackError.maximumChannelCount)
         }
-        let patterns = parsed.values["connect"] ?? []
+        let patterns = try ValueParsing.patterns(parsed)
         if parsed.has("no-auto-connect") && !patterns.isEmpty {
             throw UsageError("--connect and --no-auto-connect exclude each other; give one")
         }
         connections = parsed.has("no-auto-connect") ? .none : patterns.isEmpty ? .physicalCapture : .patterns(patterns)
-        if let text = parsed.value("duration") {
-            guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
-                throw UsageError("--duration \(text) is not a positive number of seconds")
-            }
-            duration = seconds
-        }
+        if let text = parsed.value("duration") { duration = try ValueParsing.seconds(text, option: "duration") }
         quiet = parsed.has("quiet")
         if parsed.has("reconnect") && parsed.has("no-reconnect") {
             throw UsageError("--reconnect and --no-reconnect exclude each other; give one")
@@ -92,67 +87,79 @@ struct CapturePlan {
         reconnect = parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
         stopOnXrun = parsed.has("stop-on-xrun")
         callbackTime = parsed.has("callback-time")
+        overwrite = parsed.has("overwrite")
 
         let positionals = parsed.positionals
         switch command {
         case "record":
-            guard let path = positionals.first else { throw UsageError("record needs a FILE, e.g. `jackhost record take.wav`") }
-            if positionals.count > 1 { throw UsageError("unexpected argument \"\(positionals[1])\"; record takes one FILE") }
-            recordPath = path
-            meter = parsed.has("meter") || (!parsed.has("no-meter") && isatty(STDOUT_FILENO) == 1)
+            if positionals.count > 1 { throw UsageError("unexpected argument \"\(ValueParsing.shown(positionals[1]))\"; record takes one FILE") }
+            let formatName = parsed.value("format")
+            if let path = positionals.first {
+                if path.isEmpty { throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name") }
+                recordName = .exact(path)
+            } else {
+                // jack_capture's habit: no name, a new time-stamped one that never collides.
+                let container = try Self.container(path: nil, formatName: formatName)
+                recordName = .automatic(directory: ".", prefix: "jackhost", fileExtension: container.fileExtension)
+            }
+            meter = parsed.has("meter") || (!parsed.has("no-meter") && isatty(STDOUT_FILENO) == 1 && recordName != .exact("-"))
             stream = false
         case "meter":
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost meter`") }
+            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost meter`") }
             meter = true
             stream = false
             if let text = parsed.value("interval") {
-                guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                    throw UsageError("--interval \(text) is not a positive number of seconds")
-                }
-                meterInterval = seconds
+                meterInterval = try ValueParsing.number(text, option: "interval", unit: "seconds", range: 0.05...3600)
             }
         case "stream":
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost stream`") }
+            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost stream`") }
             meter = false
             stream = true
         default:
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost run`") }
-            recordPath = parsed.value("record")
+            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost run`") }
+            if let path = parsed.value("record") {
+                if path.isEmpty { throw UsageError("--record was given an empty FILE name; name the take, e.g. take.wav") }
+                recordName = .exact(path)
+            }
             meter = parsed.has("meter")
             stream = parsed.has("stream")
             for text in parsed.values["plugin"] ?? [] {
                 do { plugins.append(try PluginSpecification(parsing: text)) } catch { throw UsageError(error.description) }
             }
-            if !meter && !stream && recordPath == nil && plugins.isEmpty {
+            if !meter && !stream && recordName == nil && plugins.isEmpty {
                 throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
+            }
+            if !stream {
+                for option in ["output", "sample-format", "interleaved"] where parsed.values[option] != nil || parsed.has(option) {
+                    throw UsageError("--\(option) applies to --stream; add --stream or leave it out")
+                }
+            }
+            if recordName == nil {
+                for option in ["format", "record-sample-format", "split"] where parsed.values[option] != nil {
+                    throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
+                }
             }
         }
 
-        if let path = recordPath {
-            if let name = parsed.value("format") {
-                guard let parsedContainer = AudioContainer(name: name) else {
-                    throw UsageError("unknown container \"\(name)\"; use wav, rf64, w64, caf or flac")
-                }
-                container = parsedContainer
-            }
-            let resolved = container ?? AudioContainer(path: path) ?? .wav
+        if let recordName {
+            let path: String? = if case .exact(let exact) = recordName { exact } else { nil }
+            container = try Self.container(path: path, formatName: parsed.value("format"))
             let sampleName = command == "run" ? parsed.value("record-sample-format") : parsed.value("sample-format")
             if let sampleName {
                 guard let format = SampleFormat(name: sampleName), format != .fixed8_24 else {
-                    throw UsageError("unknown sample format \"\(sampleName)\" for recording; use f32, s32, s24 or s16")
+                    throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\" for recording; use f32, s32, s24 or s16")
                 }
                 recordSampleFormat = format
-            } else if resolved == .flac {
+            } else if container == .flac {
                 recordSampleFormat = .int24
             }
             if let text = parsed.value("split") {
-                guard let limit = SplitLimit(text) else {
-                    throw UsageError("--split \(text) is neither a size (500M, 2G) nor a duration (30s, 10m, 1h)")
-                }
-                split = limit
+                if recordName == .exact("-") { throw UsageError("--split needs a file; standard output cannot be split") }
+                split = try ValueParsing.split(text)
             }
             do {
-                try Recorder(path: path, container: resolved, sampleFormat: recordSampleFormat, split: split)
+                try Recorder(name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
+                             overwrite: overwrite)
                     .validate(channels: channels ?? 2)
             } catch {
                 throw UsageError(error.description)
@@ -161,13 +168,86 @@ struct CapturePlan {
         if stream {
             streamPath = parsed.value("output")
             interleaved = parsed.has("interleaved")
-            let sampleName = command == "run" ? parsed.value("sample-format") : parsed.value("sample-format")
-            if let sampleName {
+            if let sampleName = parsed.value("sample-format") {
                 guard let format = SampleFormat(name: sampleName) else {
-                    throw UsageError("unknown sample format \"\(sampleName)\"; use f32, s32, s24, s16 or 8.24")
+                    throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\"; use f32, s32, s24, s16 or 8.24")
                 }
                 streamSampleFormat = format
             }
+            if let streamPath {
+                if streamPath.isEmpty { throw UsageError("--output was given an empty path; name a FIFO or file, or leave it out for stdout") }
+                do { try StreamWriter.validate(path: streamPath, overwrite: overwrite) } catch { throw UsageError(error.description) }
+            }
+        }
+        try checkDestinationsDiffer()
+    }
+
+    /// The container: `--format`, else the file's extension. An extension that contradicts
+    /// `--format`, or that names a format jackhost does not write, is refused rather than
+    /// silently given WAV data.
+    static func container(path: String?, formatName: String?) throws(UsageError) -> AudioContainer {
+        let meaning = path.map { AudioContainer.meaning(ofExtensionIn: $0) } ?? .none
+        let shownPath = path.map { ValueParsing.shown($0) } ?? ""
+        if let formatName {
+            guard let container = AudioContainer(name: formatName) else {
+                throw UsageError("unknown container \"\(ValueParsing.shown(formatName))\"; use wav, rf64, w64, caf or flac")
+            }
+            let mismatch = UsageError("\(shownPath) does not match --format \(container.rawValue); name the file .\(container.fileExtension), or drop --format")
+            switch meaning {
+            case .container(let named) where !container.isCompatible(withExtensionOf: named): throw mismatch
+            case .unsupportedAudio: throw mismatch
+            default: return container
+            }
+        }
+        switch meaning {
+        case .none:
+            if let path, path != "-" {
+                throw UsageError("\(shownPath) has no extension to tell the container by; name it \(shownPath).wav (or .rf64, .w64, .caf, .flac), or pass --format")
+            }
+            return .wav
+        case .container(let container):
+            return container
+        case .unsupportedAudio(let name):
+            throw UsageError("jackhost does not write \(name) files (\(shownPath)); use .wav, .rf64, .w64, .caf or .flac")
+        case .unknown(let ext):
+            throw UsageError("cannot tell the container of \(shownPath) from its extension \".\(ValueParsing.shown(ext))\"; use .wav, .rf64, .w64, .caf or .flac, or pass --format")
+        }
+    }
+
+    /// One destination, one writer: a recording and a stream must not share a file, compared
+    /// by device and inode (or by directory and name, for a file still to be created), so
+    /// `take.wav`, `./take.wav` and a link to it are all the same.
+    private func checkDestinationsDiffer() throws(UsageError) {
+        guard stream, case .exact(let recordPath)? = recordName else { return }
+        let streamTarget = streamPath ?? "-"
+        let record = OutputIdentity(path: recordPath)
+        let output = OutputIdentity(path: streamTarget)
+        if record == output {
+            let shown = streamPath == nil ? "standard output" : streamTarget
+            throw UsageError(RecorderError.sameDestination(path: recordPath == "-" ? "standard output" : recordPath, other: shown).description)
+        }
+    }
+}
+
+/// Where an output lands, as the kernel sees it.
+struct OutputIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    /// For a file that does not exist yet: its name inside the directory identified above.
+    var name: String?
+
+    init(path: String) {
+        var status = stat()
+        if path == "-" {
+            fstat(STDOUT_FILENO, &status)
+            (device, inode, name) = (UInt64(status.st_dev), UInt64(status.st_ino), nil)
+        } else if stat(path, &status) == 0 {
+            (device, inode, name) = (UInt64(status.st_dev), UInt64(status.st_ino), nil)
+        } else {
+            let directory = path.deletingLastPathComponent
+            stat(directory.isEmpty ? "." : directory, &status)
+            let file = path.split(separator: "/").last.map(String.init) ?? path
+            (device, inode, name) = (UInt64(status.st_dev), UInt64(status.st_ino), file)
         }
     }
 }

@@ -27,17 +27,14 @@ final class CaptureSession {
             }
         }
 
-        // First use: no server and none named, so bring a private one with test tones.
-        let wantsEmbedded = plan.embedded || (plan.server == nil && !PrivateJACKServer.isRunning(nil))
-        if !plan.embedded && wantsEmbedded {
-            printNote("no JACK server is running; using a private dummy server with a test tone per channel (pass --server NAME to use a real one)")
-        }
-        let embedded = try EmbeddedServer.startIfRequested(wantsEmbedded, channels: plan.channels ?? 4)
+        // Audio is real or jackhost fails: a private server with test tones runs only when
+        // asked for (--embedded-server, as scripts/demo does), never as a fallback.
+        let embedded = try EmbeddedServer.startIfRequested(plan.embedded, channels: plan.channels ?? 4)
         defer { embedded?.stop() }
         let serverName = embedded?.server.name ?? plan.server
 
-        // Reports go to stdout unless the audio stream uses it.
-        let reportDescriptor: Int32 = plan.stream && plan.streamPath == nil ? STDERR_FILENO : STDOUT_FILENO
+        // One destination, one writer: when audio goes to stdout, everything for people goes to stderr.
+        let reportDescriptor: Int32 = plan.audioOnStandardOutput ? STDERR_FILENO : STDOUT_FILENO
 
         var connections = plan.connections
         if let embedded {
@@ -55,13 +52,23 @@ final class CaptureSession {
 
         let meter = plan.meter ? LevelMeter() : nil
         if let meter { host.add(realtime: meter) }
-        let recorder = plan.recordPath.map {
-            Recorder(path: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split)
+        let recorder = plan.recordName.map {
+            Recorder(name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
+                     overwrite: plan.overwrite)
         }
         var stream: StreamWriter?
         if plan.stream {
             if let path = plan.streamPath {
-                stream = try StreamWriter(path: path, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
+                do {
+                    // A FIFO waits for its reader here; a stop signal ends the wait.
+                    stream = try StreamWriter(path: path, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved,
+                                              overwrite: plan.overwrite, keepWaiting: { csignals_stop_requests() == 0 })
+                } catch let error as StreamWriterError {
+                    printNote(error.description)
+                    return .success
+                } catch let error as RecorderError {
+                    throw UsageError(error.description)
+                }
             } else {
                 stream = StreamWriter(descriptor: STDOUT_FILENO, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
             }
@@ -76,8 +83,10 @@ final class CaptureSession {
         }
         for plugin in plugins { host.add(plugin) }
 
+        if csignals_stop_requests() > 0 { return .success }
         try host.start()
         for failure in host.connectionFailures { printError("warning: \(failure)") }
+        for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
         if !plan.quiet, let session = host.session {
             printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")")
         }
@@ -103,8 +112,13 @@ final class CaptureSession {
 
         var status = ExitStatus.success
         var reportedFailure = false
+        var statusRequests = csignals_status_requests()
         while true {
             if csignals_stop_requests() > 0 { break }
+            if csignals_status_requests() != statusRequests {
+                statusRequests = csignals_status_requests()
+                printNote(CaptureReport.progress(host: host, recorder: recorder))
+            }
             if host.isComplete { break }
             if host.isServerLost {
                 printError(JackError.serverLost(reason: "the server shut down").description)
@@ -126,8 +140,16 @@ final class CaptureSession {
         }
 
         display?.stop()
-        host.stop()
+        // Drain what the consumers still have queued, but within limits: 5 s after a normal end,
+        // half a second after a stop signal (every command ends within a second of one), and
+        // no longer once another signal arrives.
+        let stopsSoFar = csignals_stop_requests()
+        host.stop(drainLimit: stopsSoFar > 0 ? 0.5 : nil, abandonWhen: { csignals_stop_requests() > stopsSoFar })
         let stats = host.statistics
+        for line in CaptureReport.abandonment(stats, sampleRate: host.session?.sampleRate ?? 48000) { printError("warning: \(line)") }
+        if stats.consumers.contains(where: { $0.abandonedFrames > 0 || $0.isUnresponsive }) && status == .success {
+            status = .failure
+        }
 
         if let failure = recorder?.failure {
             if !reportedFailure { printError(failure.description) }

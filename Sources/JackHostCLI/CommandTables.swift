@@ -21,17 +21,17 @@ enum CommandTables {
     static let help = OptionSpec("help", short: "h", help: "show this help and exit")
 
     static let server: [OptionSpec] = [
-        OptionSpec("server", short: "s", value: "NAME", help: "JACK server to use (default: $JACK_DEFAULT_SERVER or \"default\")"),
-        OptionSpec("embedded-server", help: "start a private dummy jackd with a test tone on each channel, and stop it at exit"),
+        OptionSpec("server", short: "s", value: "NAME", help: "JACK server to use, 1-63 bytes (default: $JACK_DEFAULT_SERVER or \"default\")"),
+        OptionSpec("embedded-server", help: "for a demo or a test: start a private dummy jackd playing a test tone on each channel, and stop it at exit"),
     ]
 
     static let host: [OptionSpec] = server + [
-        OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name (default: jackhost)"),
+        OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name, 1-63 bytes without ':' (default: jackhost)"),
         OptionSpec("channels", short: "c", value: "N", help: "number of inputs, 1-1024 (default: the server's physical capture ports)"),
         OptionSpec("connect", value: "PATTERN", repeatable: true,
-                   help: "connect ports matching PATTERN (exact name or regex) to in_1, in_2, ... instead of system capture"),
+                   help: "connect ports matching PATTERN (exact name or regex, see PATTERNS in `jackhost --help`) to in_1, in_2, ..."),
         OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
-        OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio (default: until interrupted)"),
+        OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio, 0.001 to 31536000 (default: until interrupted)"),
         OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
         OptionSpec("reconnect", help: "after losing the server, wait for it and carry on (default for record and meter)"),
         OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
@@ -39,16 +39,20 @@ enum CommandTables {
         OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
     ]
 
+    static let overwrite = OptionSpec("overwrite", help: "replace existing files (a take, its numbered segments, a --output file); refused without it")
+
     static let recordOptions: [OptionSpec] = [
-        OptionSpec("format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file name, else wav)"),
+        OptionSpec("format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
         OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
-        OptionSpec("split", value: "SIZE|DURATION", help: "start a new numbered file every SIZE (e.g. 2G, 500M) or DURATION (e.g. 30s, 10m, 1h)"),
+        OptionSpec("split", value: "SIZE|DURATION", help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
+        overwrite,
     ]
 
     static let streamOptions: [OptionSpec] = [
         OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24, s16 or 8.24 (default: f32)"),
         OptionSpec("interleaved", short: "i", help: "write frames interleaved (L R L R ...); default is one block per channel"),
-        OptionSpec("output", short: "o", value: "PATH", help: "write to a FIFO or file instead of stdout"),
+        OptionSpec("output", short: "o", value: "PATH", help: "write to a FIFO (waits for its reader) or a new file instead of stdout"),
+        overwrite,
     ]
 
     static let info: [OptionSpec] = server + [
@@ -61,7 +65,7 @@ enum CommandTables {
         help,
     ]
     static let meter: [OptionSpec] = host + [
-        OptionSpec("interval", value: "SECONDS", help: "seconds between plain meter lines when stdout is not a terminal (default: 1)"),
+        OptionSpec("interval", value: "SECONDS", help: "seconds between plain meter lines when stdout is not a terminal, 0.05 to 3600 (default: 1)"),
         help,
     ]
     static let stream: [OptionSpec] = host + streamOptions + [help]
@@ -75,6 +79,7 @@ enum CommandTables {
         OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
         OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
         OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
+        overwrite,
         OptionSpec("plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
                    help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
         help,
@@ -83,8 +88,9 @@ enum CommandTables {
     static let exitStatuses = """
     Exit status:
       0  success
-      1  runtime failure (no server, write error, lost frames to a failed disk)
-      2  usage error (unknown option, bad value, unwritable path)
+      1  runtime failure (no server, a client name in use, write error, lost frames to a failed
+         disk, frames a consumer never received)
+      2  usage error (unknown option, bad value, unwritable path, an existing file without --overwrite)
       3  the JACK server went away during the run
     """
 
@@ -95,7 +101,8 @@ enum CommandTables {
 
     Commands:
       info            print the session: sample rate, period, capture channels and ports
-      record FILE     record every input to FILE (WAV, RF64, W64, CAF or FLAC)
+      record [FILE]   record every input to FILE (WAV, RF64, W64, CAF or FLAC; without FILE,
+                      a new jackhost-YYYYMMDD-HHMMSS.wav named when the first audio arrives)
       meter           show peak/RMS meters; print a summary at exit
       stream          write raw samples to stdout or a FIFO
       run             combine consumers: --record FILE, --meter, --stream, --plugin PATH
@@ -103,11 +110,27 @@ enum CommandTables {
       plugin          inspect a plugin (plugin inspect PATH) or start one (plugin new NAME)
 
     Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
-    With no JACK server running and no --server given, record, meter, stream and run start
-    a private dummy server with a test tone per channel (as --embedded-server does).
+
+    Audio is real or jackhost fails: with no JACK server running, every command exits with
+    status 1 and says how to start one (jackd, qjackctl, or `pw-jack jackhost ...` under
+    PipeWire). A private dummy server with test tones runs only with --embedded-server.
+
+    Files: a take, its numbered segments (take-0002.wav) and a --output file are never
+    overwritten: an existing one is refused (status 2) unless --overwrite is given. The
+    container comes from --format or the extension (.wav .rf64 .w64 .caf .flac), which must agree.
+
+    PATTERNS (--connect): an exact port name, or a POSIX extended regular expression matched
+    against full port names (client:port) as JACK does, e.g. 'system:capture_[1-8]' or
+    'Firefox:output_F[LR]'. Back-references (\\1) and repetitions that expand past 10000 atoms
+    are refused, so matching cannot hang. A pattern matches anywhere in a name: 'system:capture_1'
+    also matches capture_10; anchor it as '^system:capture_1$'.
+
+    Signals: SIGINT, SIGTERM and SIGHUP stop a command within a second and finalise its files;
+    queued audio is drained for at most 0.5 s after a signal (5 s after --duration ends), and
+    what is given up is reported by consumer. SIGUSR1 prints a progress line on stderr.
 
     Environment:
-      JACK_DEFAULT_SERVER  the server to use when --server is not given
+      JACK_DEFAULT_SERVER  the server to use when --server is not given (checked like --server)
       JACKHOST_SIMD        "portable" runs the portable sample kernels instead of AVX2
                            (`jackhost --version` says which run)
 

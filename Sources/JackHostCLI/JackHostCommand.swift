@@ -1,3 +1,4 @@
+import CPosix
 import CSignals
 import FoundationEssentials
 import Glibc
@@ -8,6 +9,9 @@ import JackHostConsumers
 public enum JackHostCommand {
     /// Runs with the process's arguments and exits with the documented status.
     public static func main() -> Never {
+        // Before anything opens a file: a closed stdout or stderr must not be handed to
+        // libjack's metadata database or to libsndfile (see cposix.h).
+        _ = cposix_ensure_standard_descriptors()
         let arguments = Array(CommandLine.arguments.dropFirst())
         exit(run(arguments).rawValue)
     }
@@ -39,7 +43,7 @@ public enum JackHostCommand {
             case "record", "meter", "stream", "run":
                 return try CaptureCommand.run(command: command, arguments: rest)
             default:
-                throw UsageError("unknown command \"\(command)\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)")
+                throw UsageError("unknown command \"\(ValueParsing.shown(command))\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)")
             }
         } catch let error as UsageError {
             printError(error.message)
@@ -71,10 +75,14 @@ enum InfoCommand {
                                       options: CommandTables.info))
             return .success
         }
-        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost info`") }
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost info`") }
+        let server = try ValueParsing.server(parsed)
+        if parsed.has("embedded-server") && parsed.value("server") != nil {
+            throw UsageError("--embedded-server and --server exclude each other; give one")
+        }
         let embedded = try EmbeddedServer.startIfRequested(parsed.has("embedded-server"), channels: 4)
         defer { embedded?.stop() }
-        let session = try AudioSessionInfo.query(server: embedded?.server.name ?? parsed.value("server"))
+        let session = try AudioSessionInfo.query(server: embedded?.server.name ?? server)
         if parsed.has("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

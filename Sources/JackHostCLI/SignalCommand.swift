@@ -27,32 +27,32 @@ enum SignalCommand {
                                       options: options))
             return .success
         }
-        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(extra)\" for `jackhost signal`") }
-        let channels = try parsed.value("channels").map { text -> Int in
-            guard let count = Int(text), (1...JackError.maximumChannelCount).contains(count) else {
-                throw UsageError("--channels \(text) is out of range; use 1 to \(JackError.maximumChannelCount)")
-            }
-            return count
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost signal`") }
+        let server = try ValueParsing.server(parsed)
+        let clientName = try ValueParsing.clientName(parsed, default: "jackhost-signal")
+        let channels = try parsed.value("channels").map {
+            try ValueParsing.wholeNumber($0, option: "channels", range: 1...JackError.maximumChannelCount)
         } ?? 2
-        let amplitude = try number(parsed, "amplitude", default: 0.5, range: 0...1)
-        let frequency = try number(parsed, "frequency", default: 1000, range: 1...96000)
-        let duration = try parsed.value("duration").map { _ in try number(parsed, "duration", default: 0, range: 0.001...1e9) }
+        let amplitude = try parsed.value("amplitude").map { try ValueParsing.number($0, option: "amplitude", unit: "(full scale)", range: 0...1) } ?? 0.5
+        let frequency = try parsed.value("frequency").map { try ValueParsing.number($0, option: "frequency", unit: "Hz", range: 1...96000) } ?? 1000
+        let duration = try parsed.value("duration").map { try ValueParsing.seconds($0, option: "duration") }
+        let stall = try parsed.value("stall-ms").map { try ValueParsing.number($0, option: "stall-ms", unit: "ms", range: 0...10_000) } ?? 0
+        let patterns = try ValueParsing.patterns(parsed)
         let signal: TestSignal
         switch parsed.value("kind") ?? "tones" {
         case "tones": signal = .tones(baseFrequency: 220, amplitude: Float(amplitude))
         case "sine": signal = .sine(frequency: frequency, amplitude: Float(amplitude))
         case "sequence": signal = .sequence
-        case let other: throw UsageError("unknown signal kind \"\(other)\"; use tones, sine or sequence")
+        case let other: throw UsageError("unknown signal kind \"\(ValueParsing.shown(other))\"; use tones, sine or sequence")
         }
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
-        let stall = try number(parsed, "stall-ms", default: 0, range: 0...10_000)
-        let source = try TestSignalSource(name: parsed.value("name") ?? "jackhost-signal", server: parsed.value("server"),
+        let source = try TestSignalSource(name: clientName, server: server,
                                           channels: channels, signal: signal, stallMicroseconds: UInt32(stall * 1000))
         defer { source.stop() }
         var destinations: [String] = []
-        for pattern in parsed.values["connect"] ?? [] {
-            let matches = source.client.portExists(pattern) ? [pattern] : source.client.audioInputPortNames(matching: pattern)
+        for pattern in patterns {
+            let matches = source.client.portExists(pattern) ? [pattern] : try source.client.audioInputPortNames(matching: pattern)
             if matches.isEmpty { throw JackError.patternMatchedNothing(pattern: pattern) }
             destinations += matches
         }
@@ -66,12 +66,4 @@ enum SignalCommand {
         return .success
     }
 
-    private static func number(_ parsed: ParsedArguments, _ name: String, default value: Double,
-                               range: ClosedRange<Double>) throws -> Double {
-        guard let text = parsed.value(name) else { return value }
-        guard let number = Double(text), range.contains(number) else {
-            throw UsageError("--\(name) \(text) is out of range; use \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
 }

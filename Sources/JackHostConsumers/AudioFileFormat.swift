@@ -25,6 +25,42 @@ public enum AudioContainer: String, Sendable, CaseIterable {
     /// The file-name extension, without the dot.
     public var fileExtension: String { rawValue }
 
+    /// What a file name's extension says about its container.
+    public enum ExtensionMeaning: Equatable, Sendable {
+        /// No extension (`take`), or standard output (`-`).
+        case none
+        /// One of the containers jackhost writes.
+        case container(AudioContainer)
+        /// A well-known audio format jackhost does not write (`mp3`, `ogg`, `aiff`, …), upper-cased.
+        case unsupportedAudio(String)
+        /// An extension that names no audio format (`.bak`, `.2026`).
+        case unknown(String)
+    }
+
+    /// Audio formats people name files after that the recorder does not write.
+    static let otherAudioExtensions: Set<String> = [
+        "mp3", "ogg", "oga", "opus", "aif", "aiff", "aifc", "au", "snd", "m4a", "mp4", "aac", "wma", "mka",
+        "webm", "ape", "wv", "alac", "raw", "pcm", "sd2", "voc", "mat", "mpc", "spx",
+    ]
+
+    /// Reads a path's extension (case-insensitive).
+    public static func meaning(ofExtensionIn path: String) -> ExtensionMeaning {
+        guard path != "-", let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
+              dot != path.startIndex, path[path.index(before: dot)] != "/" else { return .none }
+        let ext = String(path[path.index(after: dot)...]).lowercased()
+        if ext.isEmpty { return .none }
+        if let container = AudioContainer(name: ext) { return .container(container) }
+        if ext == "wave" || ext == "bwf" { return .container(.wav) }
+        if otherAudioExtensions.contains(ext) { return .unsupportedAudio(ext.uppercased()) }
+        return .unknown(ext)
+    }
+
+    /// Whether a file with this container may carry the extension of `other`: RF64 files are
+    /// commonly named `.wav` (and jackhost's WAV becomes RF64 past 4 GiB).
+    public func isCompatible(withExtensionOf other: AudioContainer) -> Bool {
+        self == other || (self == .rf64 && other == .wav)
+    }
+
     /// libsndfile's major format. WAV is written as RF64 with auto-downgrade, so it stays
     /// a plain WAV file below 4 GiB and never truncates above it.
     var majorFormat: Int32 {

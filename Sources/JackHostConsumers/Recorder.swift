@@ -14,6 +14,14 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
     case openFailed(path: String, reason: String)
     /// Writing failed (disk full, I/O error); the file is closed and valid up to this point.
     case writeFailed(path: String, reason: String)
+    /// The file exists, and takes are never overwritten without ``TakeFiles/overwrite``.
+    case fileExists(path: String)
+    /// The path is a symbolic link whose target does not exist.
+    case danglingSymlink(path: String)
+    /// A numbered segment of the same name (`take-0002.wav`) exists from an earlier take.
+    case segmentExists(path: String)
+    /// Two outputs of one run would write the same file.
+    case sameDestination(path: String, other: String)
 
     /// One line that names the problem.
     public var description: String {
@@ -28,33 +36,14 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
             return "cannot create \(path): \(reason)"
         case .writeFailed(let path, let reason):
             return "recording to \(path) stopped: \(reason); the file is valid up to the failure"
-        }
-    }
-}
-
-/// When the recorder starts a new file.
-public enum SplitLimit: Sendable, Equatable {
-    /// After this many bytes of sample data.
-    case bytes(Int)
-    /// After this many seconds of audio.
-    case seconds(Double)
-
-    /// Parses "500M", "2G", "1024k", "90s", "10m" (minutes), "1h". Sizes use powers of 1024.
-    public init?(_ text: String) {
-        let lower = text.lowercased()
-        guard let unit = lower.last, let number = Double(lower.dropLast()), number > 0 else {
-            return nil
-        }
-        switch unit {
-        case "k": self = .bytes(Int(number * 1024))
-        case "g": self = .bytes(Int(number * 1024 * 1024 * 1024))
-        case "b": self = .bytes(Int(number))
-        case "s": self = .seconds(number)
-        case "m":
-            // "M" is mebibytes and "m" minutes would be too subtle; only "MB"-style upper case means bytes.
-            self = text.last == "M" ? .bytes(Int(number * 1024 * 1024)) : .seconds(number * 60)
-        case "h": self = .seconds(number * 3600)
-        default: return nil
+        case .fileExists(let path):
+            return "\(path) exists and jackhost never overwrites a take; choose another name, or pass --overwrite"
+        case .danglingSymlink(let path):
+            return "\(path) is a symbolic link to a file that does not exist; remove the link, or pass --overwrite to create its target"
+        case .segmentExists(let path):
+            return "\(path) exists from an earlier take and would be overwritten by this one's segments; choose another name, or pass --overwrite"
+        case .sameDestination(let path, let other):
+            return "\(path) and \(other) are the same file; give each output its own destination"
         }
     }
 }
@@ -68,6 +57,8 @@ public enum SplitLimit: Sendable, Equatable {
 ///   stays readable up to the last rewrite.
 /// - WAV is written as RF64 with auto-downgrade: a plain WAV below 4 GiB, RF64 beyond.
 /// - The file is created with the first block, so a run that captures nothing leaves no file.
+/// - No file is ever overwritten unless asked (see ``TakeFiles``): an existing take, segment
+///   or link is refused before the run and again, atomically, when the file is created.
 /// - With a ``SplitLimit``, takes are named `NAME-0001.ext`, `NAME-0002.ext`, … and split at
 ///   the exact frame.
 /// - After a server loss the current file is finalised and recording continues in the next
@@ -75,8 +66,9 @@ public enum SplitLimit: Sendable, Equatable {
 public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
     /// The name shown in reports.
     public let consumerName = "recorder"
-    /// The path asked for (with splitting, the stem of the numbered files).
-    public let path: String
+    /// The path asked for (with splitting, the stem of the numbered files; for an automatic
+    /// name, its pattern).
+    public var path: String { takeFiles.displayName }
     /// The container.
     public let container: AudioContainer
     /// The sample format on disk.
@@ -107,47 +99,50 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private var currentPath = ""
     private var framesInFile = 0
     private var framesSinceHeaderUpdate = 0
-    private var fileIndex = 0
+    /// Names and creates the files (worker thread once recording).
+    private var takeFiles: TakeFiles
     private let ownEncoder = BlockEncoder()
 
-    /// Describes a recording; ``validate()`` checks it before anything touches JACK.
-    public init(path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
-                split: SplitLimit? = nil) {
-        self.path = path
-        self.container = container ?? AudioContainer(path: path) ?? .wav
+    /// Describes a recording to `path` (`-` for standard output); ``validate()`` checks it
+    /// before anything touches JACK.
+    ///
+    /// - Parameter overwrite: Replace an existing file instead of refusing it.
+    public convenience init(path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
+                            split: SplitLimit? = nil, overwrite: Bool = false) {
+        self.init(name: .exact(path), container: container ?? AudioContainer(path: path) ?? .wav,
+                  sampleFormat: sampleFormat, split: split, overwrite: overwrite)
+    }
+
+    /// Describes a recording with a name ``TakeFiles`` makes, for example an automatic one.
+    public init(name: TakeFiles.TakeName, container: AudioContainer, sampleFormat: SampleFormat = .float32,
+                split: SplitLimit? = nil, overwrite: Bool = false) {
+        self.container = container
         self.sampleFormat = sampleFormat
         self.split = split
+        self.takeFiles = TakeFiles(name: name, numbersEveryFile: split != nil, overwrite: overwrite)
     }
 
     deinit { closeFile() }
 
-    /// Checks the container/sample-format pair and that the directory is writable.
+    /// Checks the container/sample-format pair, that the directory takes a new file, and that
+    /// no existing take would be overwritten.
     public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
         guard container.supports(sampleFormat, channels: channels, sampleRate: sampleRate) else {
             throw .unsupportedCombination(container: container, sampleFormat: sampleFormat)
         }
-        if FileKind(atPath: path) == .directory {
-            throw .unwritablePath(path: path, reason: "it is a directory")
-        }
-        let directory = path.deletingLastPathComponent
-        let target = directory.isEmpty ? "." : directory
-        guard FileKind(atPath: target) == .directory else {
-            throw .unwritablePath(path: path, reason: "directory \(target) does not exist")
-        }
-        // access(2) says yes to root everywhere, even in /proc; only creating a file tells.
-        // The probe is removed at once, so a run that captures nothing leaves no file.
-        let existed = FileManager.default.fileExists(atPath: path)
-        let probe = existed ? open(path, O_WRONLY | O_CLOEXEC) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard probe >= 0 else {
-            throw .unwritablePath(path: path, reason: String(cString: strerror(errno)))
-        }
-        close(probe)
-        if !existed { unlink(path) }
+        try takeFiles.validate()
     }
 
     /// Checks the format against the container.
+    ///
+    /// Before the first file, this also checks the destination (``validate(channels:sampleRate:)``);
+    /// on a later format change the take's own files exist, and only the format is checked.
     public func prepare(format: StreamFormat) throws {
-        try validate(channels: format.channelCount, sampleRate: Int(format.sampleRate))
+        if files.isEmpty {
+            try validate(channels: format.channelCount, sampleRate: Int(format.sampleRate))
+        } else if !container.supports(sampleFormat, channels: format.channelCount, sampleRate: Int(format.sampleRate)) {
+            throw RecorderError.unsupportedCombination(container: container, sampleFormat: sampleFormat)
+        }
         self.format = format
     }
 
@@ -228,13 +223,14 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             return
         }
         let count: sf_count_t
+        errno = 0
         switch encoding.sampleFormat {
         case .float32: count = sf_writef_float(file, bytes.assumingMemoryBound(to: Float.self), sf_count_t(frames))
         case .int16: count = sf_writef_short(file, bytes.assumingMemoryBound(to: Int16.self), sf_count_t(frames))
         default: count = sf_writef_int(file, bytes.assumingMemoryBound(to: Int32.self), sf_count_t(frames))
         }
         if count != sf_count_t(frames) {
-            let reason = String(cString: sf_strerror(file))
+            let reason = Recorder.libsndfileReason(file, errno: errno)
             if count > 0 { written.add(Int(count), ordering: .relaxed) }
             lostToErrors.add(frames - max(0, Int(count)), ordering: .relaxed)
             fail(.writeFailed(path: currentPath, reason: reason))
@@ -250,16 +246,34 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     }
 
     private func openNextFile(format: StreamFormat) {
-        fileIndex += 1
-        // Without --split the first file keeps the name asked for; later segments (after a
-        // server loss or a format change) are numbered from 2.
-        currentPath = split == nil && fileIndex == 1 ? path : Recorder.numberedPath(path, index: fileIndex)
         var info = SF_INFO()
         info.channels = Int32(format.channelCount)
         info.samplerate = Int32(format.sampleRate)
         info.format = container.majorFormat | (container.subtype(for: sampleFormat) ?? 0)
-        guard let opened = sf_open(currentPath, Int32(SFM_WRITE), &info) else {
-            fail(.openFailed(path: currentPath, reason: String(cString: sf_strerror(nil))))
+        let opened: OpaquePointer?
+        if takeFiles.isStandardOutput {
+            currentPath = "-"
+            opened = sf_open_fd(STDOUT_FILENO, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
+        } else {
+            let created: (path: String, descriptor: Int32)
+            do {
+                created = try takeFiles.createNext()
+            } catch {
+                fail(error)
+                return
+            }
+            currentPath = created.path
+            // Only a regular file that is still empty can be ours to remove: a device such as
+            // /dev/full or a FIFO was there before and must stay.
+            let removable = TakeFiles.isRegularFile(created.path)
+            opened = sf_open_fd(created.descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE))
+            if opened == nil {
+                close(created.descriptor)
+                if removable { unlink(created.path) }
+            }
+        }
+        guard let opened else {
+            fail(.openFailed(path: currentPath, reason: Recorder.libsndfileReason(nil)))
             return
         }
         if container == .wav {
@@ -275,9 +289,17 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
 
     /// `take.wav`, 3 → `take-0003.wav`: four digits sort correctly up to 9999 parts.
     public static func numberedPath(_ path: String, index: Int) -> String {
-        let number = index.zeroPadded(to: 4)
-        let (stem, ext) = path.splittingPathExtension
-        return ext.isEmpty ? "\(stem)-\(number)" : "\(stem)-\(number).\(ext)"
+        TakeFiles.numberedPath(path, index: index)
+    }
+
+    /// libsndfile's error in jackhost's words: its system errors read
+    /// "System error : No space left on device.;", so the errno text is used when there is one.
+    static func libsndfileReason(_ file: OpaquePointer?, errno code: Int32 = 0) -> String {
+        if code != 0 { return TakeFiles.reason(code) }
+        var text = String(cString: sf_strerror(file))
+        for prefix in ["System error : ", "Error : "] where text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
+        while let last = text.last, last == "." || last == ";" || last == " " || last == "\n" { text.removeLast() }
+        return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     private func closeFile() {

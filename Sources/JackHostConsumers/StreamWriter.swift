@@ -1,7 +1,22 @@
 import FoundationEssentials
+import CPosix
 import Glibc
 import JackHost
 import Synchronization
+
+/// Why a ``StreamWriter`` did not open.
+public enum StreamWriterError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// Asked to stop while waiting for a FIFO's reader.
+    case stoppedWaitingForReader(path: String)
+
+    /// One line that names the problem.
+    public var description: String {
+        switch self {
+        case .stoppedWaitingForReader(let path):
+            return "stopped while waiting for a reader to open \(path); nothing was streamed"
+        }
+    }
+}
 
 /// A deferred consumer that writes raw samples to a file descriptor: stdout, a FIFO or a file.
 ///
@@ -37,16 +52,41 @@ public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @u
         self.interleaved = interleaved
     }
 
-    /// Opens a FIFO or file for writing (a FIFO blocks here until a reader opens it).
-    public init(path: String, sampleFormat: SampleFormat = .float32, interleaved: Bool = true) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw RecorderError.unwritablePath(path: path, reason: String(cString: strerror(errno)))
+    /// Opens a FIFO, a device or a new file for writing.
+    ///
+    /// - A FIFO waits here for a reader, polling every 20 ms so that `keepWaiting` can end the
+    ///   wait (a blocking open(2) would ignore SIGINT and SIGTERM while it waits).
+    /// - A regular file is created, and an existing one refused unless `overwrite` (see ``TakeFiles``).
+    ///
+    /// - Throws: ``RecorderError`` for a path that cannot be written, or
+    ///   ``StreamWriterError/stoppedWaitingForReader(path:)`` when `keepWaiting` said stop.
+    public init(path: String, sampleFormat: SampleFormat = .float32, interleaved: Bool = true, overwrite: Bool = false,
+                keepWaiting: () -> Bool = { true }) throws {
+        if FileKind.isFIFO(atPath: path) {
+            var fd: Int32 = -1
+            while true {
+                fd = cposix_open_for_writing_nonblocking(path, 0, 0)
+                if fd >= 0 { break }
+                guard errno == ENXIO || errno == EINTR else {
+                    throw RecorderError.unwritablePath(path: path, reason: TakeFiles.reason(errno))
+                }
+                guard keepWaiting() else { throw StreamWriterError.stoppedWaitingForReader(path: path) }
+                usleep(20_000)
+            }
+            descriptor = fd
+        } else {
+            var files = TakeFiles(name: .exact(path), overwrite: overwrite, makesSegments: false)
+            descriptor = try files.createNext().descriptor
         }
-        self.descriptor = fd
         self.closesDescriptor = true
         self.sampleFormat = sampleFormat
         self.interleaved = interleaved
+    }
+
+    /// Checks before the run that `path` can be written and that no file would be overwritten
+    /// (unless `overwrite`); FIFOs and devices are fine.
+    public static func validate(path: String, overwrite: Bool = false) throws(RecorderError) {
+        try TakeFiles(name: .exact(path), overwrite: overwrite, makesSegments: false).validate()
     }
 
     deinit {

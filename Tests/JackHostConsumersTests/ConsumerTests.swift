@@ -161,7 +161,8 @@ final class RecorderTests: XCTestCase {
         for _ in 0..<4 { withBlock([block, block]) { recorder.consume($0) } }
         recorder.finish()
         let failure = try XCTUnwrap(recorder.failure)
-        XCTAssertTrue(failure.description.contains("No space left on device"), failure.description)
+        XCTAssertTrue(failure.description.contains("no space left on device"), failure.description)
+        XCTAssertFalse(failure.description.contains("System error"), "libsndfile's raw text stays out: \(failure.description)")
         XCTAssertGreaterThan(recorder.framesLostToErrors, 0)
         XCTAssertEqual(recorder.framesWritten + recorder.framesLostToErrors, 4 * 48000, "written \(recorder.framesWritten) lost \(recorder.framesLostToErrors)")
     }
@@ -191,13 +192,23 @@ final class RecorderTests: XCTestCase {
     }
 
     func testSplitLimitParsing() {
-        XCTAssertEqual(SplitLimit("30s"), .seconds(30))
-        XCTAssertEqual(SplitLimit("10m"), .seconds(600))
-        XCTAssertEqual(SplitLimit("1h"), .seconds(3600))
-        XCTAssertEqual(SplitLimit("500M"), .bytes(500 * 1024 * 1024))
-        XCTAssertEqual(SplitLimit("2G"), .bytes(2 * 1024 * 1024 * 1024))
-        XCTAssertNil(SplitLimit("lots"))
-        XCTAssertNil(SplitLimit("-5s"))
+        XCTAssertEqual(SplitLimit(parsing: "30s"), .seconds(30))
+        XCTAssertEqual(SplitLimit(parsing: "10m"), .seconds(600))
+        XCTAssertEqual(SplitLimit(parsing: "1h"), .seconds(3600))
+        XCTAssertEqual(SplitLimit(parsing: "500M"), .bytes(500 * 1024 * 1024))
+        XCTAssertEqual(SplitLimit(parsing: "2G"), .bytes(2 * 1024 * 1024 * 1024))
+        XCTAssertEqual(SplitLimit(parsing: "1T"), .bytes(1 << 40))
+        XCTAssertNil(SplitLimit(parsing: "lots"))
+        XCTAssertNil(SplitLimit(parsing: "-5s"))
+        XCTAssertNil(SplitLimit(parsing: "0x10s"), "decimal only")
+        XCTAssertNil(SplitLimit(parsing: "1e3s"), "no exponent")
+        XCTAssertNil(SplitLimit(parsing: "infs"))
+        // Huge values are out of range, not a trap converting a Double to Int.
+        XCTAssertEqual(SplitLimit(parsing: "9000000000G")?.isInRange, false)
+        XCTAssertEqual(SplitLimit(parsing: "99999999999999999999999T")?.isInRange, false)
+        XCTAssertEqual(SplitLimit(parsing: "1000000000h")?.isInRange, false)
+        XCTAssertEqual(SplitLimit(parsing: "1K")?.isInRange, false, "below 64K")
+        XCTAssertEqual(SplitLimit(parsing: "64K")?.isInRange, true)
     }
 
     func testContainerFormatCombinations() {

@@ -7,4 +7,22 @@
 /// Returns 0 or an errno value.
 int cposix_set_thread_name(const char *name);
 
+/// Makes sure descriptors 0, 1 and 2 are open, opening /dev/null on each one that is closed,
+/// as daemons do. Returns how many it had to open.
+///
+/// Why: a process started with stdout or stderr closed (`jackhost ... >&-`) hands the next
+/// descriptor it opens to whatever asks first. libjack opens its metadata database (Berkeley
+/// DB under /dev/shm) when a client starts; it then sits on 1 or 2, and audio or messages
+/// written "to stdout" corrupt the server's database. Call this before any libjack or
+/// libsndfile call.
+int cposix_ensure_standard_descriptors(void);
+
+/// Opens `path` for writing without blocking: a FIFO with no reader fails at once with ENXIO
+/// instead of waiting. `flags` are added to O_WRONLY | O_NONBLOCK | O_CLOEXEC; O_NONBLOCK is
+/// cleared again on the returned descriptor. Returns the descriptor, or -1 with errno set.
+///
+/// Why: open(2) on a FIFO blocks until a reader appears, and SA_RESTART restarts it after a
+/// signal, so a process waiting there ignores SIGINT and SIGTERM. Polling lets it stop.
+int cposix_open_for_writing_nonblocking(const char *path, int flags, unsigned mode);
+
 #endif

@@ -2,18 +2,23 @@
 //
 // Why this is C: a signal handler may only touch `volatile sig_atomic_t` data
 // and call async-signal-safe functions. Swift cannot promise either (globals are
-// lazily initialised behind a lock), so the handler lives here and only counts.
+// lazily initialised behind a lock), so the handlers live here and only count.
 #ifndef CSIGNALS_H
 #define CSIGNALS_H
 
-/// Installs handlers for SIGINT and SIGTERM that only count deliveries, and
-/// ignores SIGPIPE so a closed pipe surfaces as EPIPE from write(2).
+/// Installs handlers that only count deliveries:
+/// - SIGINT, SIGTERM and SIGHUP (a terminal or ssh session that goes away) ask to stop;
+/// - SIGUSR1 asks for a one-line progress report, as dd(1) does;
+/// and ignores SIGPIPE so a closed pipe surfaces as EPIPE from write(2).
 void csignals_install_stop_handlers(void);
 
-/// The number of SIGINT/SIGTERM deliveries since installation.
+/// The number of SIGINT/SIGTERM/SIGHUP deliveries since installation.
 int csignals_stop_requests(void);
 
 /// The last stop signal number received, or 0.
 int csignals_last_signal(void);
+
+/// The number of SIGUSR1 deliveries since installation.
+int csignals_status_requests(void);
 
 #endif

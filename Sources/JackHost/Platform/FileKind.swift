@@ -27,4 +27,10 @@ package enum FileKind: Equatable, Sendable {
         }
         self = (status.st_mode & S_IFMT) == S_IFDIR ? .directory : .other
     }
+
+    /// Whether `path` names a FIFO (following symbolic links).
+    package static func isFIFO(atPath path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO
+    }
 }

@@ -1,0 +1,53 @@
+import JackHost
+import JackHostConsumers
+
+/// The lines a capture session prints about itself, apart from meters: warnings about wiring,
+/// progress on SIGUSR1, and what a drain gave up.
+enum CaptureReport {
+    /// Warnings for a mismatch between the channel count and the sources found.
+    static func wiringWarnings(_ wiring: InputWiring, channels: Int?) -> [String] {
+        var lines: [String] = []
+        if !wiring.unusedSources.isEmpty {
+            lines.append("\(count(wiring.unusedSources.count, "source")) matched but found no input and are left out: \(list(wiring.unusedSources)); raise --channels to record them")
+        }
+        if !wiring.silentInputs.isEmpty {
+            let asked = channels.map { "--channels \($0) asks for more inputs than there are sources" } ?? "more inputs than sources"
+            lines.append("\(asked): \(list(wiring.silentInputs)) \(wiring.silentInputs.count == 1 ? "stays" : "stay") silent until something is connected")
+        }
+        return lines
+    }
+
+    /// One line of progress, for SIGUSR1 (as dd prints on SIGUSR1).
+    static func progress(host: CaptureHost, recorder: Recorder?) -> String {
+        let stats = host.statistics
+        let rate = host.session?.sampleRate ?? 48000
+        var line = "status: \((Double(stats.capturedFrames) / rate).formatted(places: 1)) s captured, xruns \(stats.xruns), dropped frames \(stats.consumers.map(\.droppedFrames).max() ?? 0)"
+        if let recorder {
+            line += ", \(recorder.framesWritten) frames written to \(recorder.files.last ?? recorder.path)"
+        }
+        return line
+    }
+
+    /// What each consumer's drain gave up, by consumer.
+    static func abandonment(_ stats: CaptureStatistics, sampleRate: Double) -> [String] {
+        stats.consumers.compactMap { consumer in
+            var parts: [String] = []
+            if consumer.abandonedFrames > 0 {
+                let seconds = (Double(consumer.abandonedFrames) / max(sampleRate, 1)).formatted(places: 3)
+                parts.append("gave up \(consumer.abandonedFrames) frames (\(seconds) s) still queued for consumer \"\(consumer.name)\" (number \(consumer.index + 1)) when its drain ran out of time; it never received them")
+            }
+            if consumer.isUnresponsive {
+                parts.append("consumer \"\(consumer.name)\" (number \(consumer.index + 1)) did not return from its last block and was left behind without being finished")
+            }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        }
+    }
+
+    /// "in_3" or "in_3 … in_1024 (1022 inputs)": long lists stay one readable line.
+    private static func list(_ names: [String]) -> String {
+        if names.count <= 4 { return names.joined(separator: ", ") }
+        return "\(names[0]), \(names[1]) … \(names[names.count - 1]) (\(names.count) in all)"
+    }
+
+    private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+}

@@ -8,7 +8,8 @@ enum CaptureReport {
     static func wiringWarnings(_ wiring: InputWiring, channels: Int?) -> [String] {
         var lines: [String] = []
         if !wiring.unusedSources.isEmpty {
-            lines.append("\(count(wiring.unusedSources.count, "source")) matched but found no input and are left out: \(list(wiring.unusedSources)); raise --channels to record them")
+            let number = wiring.unusedSources.count
+            lines.append("\(count(number, "matched source")) found no input and \(number == 1 ? "is" : "are") left out: \(list(wiring.unusedSources)); raise --channels to record \(number == 1 ? "it" : "them")")
         }
         if !wiring.silentInputs.isEmpty {
             let asked = channels.map { "--channels \($0) asks for more inputs than there are sources" } ?? "more inputs than sources"

@@ -405,7 +405,8 @@ final class ReliabilityTests: XCTestCase {
             let result = try JackhostBinary.run(["run", "--record", path, "--meter", "-s", server.name,
                                                  "--connect", "jhgen:out_.*", "-d", "5"])
             XCTAssertEqual(result.status, 1, result.stderr)
-            XCTAssertTrue(result.stderr.contains("No space left on device"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
             XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end")
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "the partial take is readable")
             let reported = result.stdout.components(separatedBy: "recorded ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
@@ -421,9 +422,10 @@ final class ReliabilityTests: XCTestCase {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let result = try JackhostBinary.run(["run", "--record", "/dev/full", "-f", "wav", "--meter", "-s", server.name, "-d", "1"])
             XCTAssertEqual(result.status, 1, result.stderr)
-            XCTAssertTrue(result.stderr.contains("No space left on device"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
             XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end: \(result.stdout)")
-            reliabilityFigures("record to /dev/full", "exit 1; \(result.stderr.split(separator: "\n").first { $0.contains("No space") } ?? ""); meter summary printed")
+            reliabilityFigures("record to /dev/full", "exit 1; \(result.stderr.split(separator: "\n").first { $0.contains("no space") } ?? ""); meter summary printed")
         }
     }
 }

@@ -57,24 +57,32 @@ enum JACKFixture {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// Whether a signal ended the process (a crash, or the timeout's SIGKILL).
+        var signalled = false
+        /// Wall-clock seconds from start to exit.
+        var elapsed = 0.0
     }
 
     /// Runs an executable (found on PATH, or a full path) and waits for it, with a timeout.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String], timeout: Double = 30,
-                    stdin: FileHandle? = nil, environment extra: [String: String] = [:]) throws -> ToolResult {
+                    stdin: FileHandle? = nil, environment extra: [String: String] = [:],
+                    directory: URL? = nil, removingEnvironment removed: [String] = []) throws -> ToolResult {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         let path = tool.hasPrefix("/") ? tool : (PrivateJACKServer.findExecutable(tool) ?? tool)
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
         environment.merge(extra) { _, new in new }
+        for name in removed { environment[name] = nil }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = stdin ?? FileHandle.nullDevice
+        let started = Date()
         try process.run()
         // Read both pipes concurrently so a chatty child cannot fill one and stall.
         let group = DispatchGroup()
@@ -94,7 +102,9 @@ enum JACKFixture {
         group.wait()
         return ToolResult(status: process.terminationStatus,
                           stdout: String(decoding: collected.out, as: UTF8.self),
-                          stderr: String(decoding: collected.err, as: UTF8.self))
+                          stderr: String(decoding: collected.err, as: UTF8.self),
+                          signalled: process.terminationReason == .uncaughtSignal,
+                          elapsed: Date().timeIntervalSince(started))
     }
 
     private final class Collected: @unchecked Sendable {

@@ -5,8 +5,10 @@ import XCTest
 
 /// Runs the `jackhost` executable built next to the test bundle, as a user would.
 enum JackhostBinary {
-    /// `.build/<config>/jackhost`, beside the test runner.
+    /// `.build/<config>/jackhost`, beside the test runner, or `$JACKHOST_BINARY` when set (to
+    /// run the suite against another build, such as a release or an older one).
     static var path: String {
+        if let override = ProcessInfo.processInfo.environment["JACKHOST_BINARY"], !override.isEmpty { return override }
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = runner.deletingLastPathComponent()
         // The runner is .../debug/JackHostPackageTests.xctest (a file on Linux).
@@ -39,13 +41,14 @@ final class RunningJackhost {
     let stdoutURL: URL
     let stderrURL: URL
 
-    init(arguments: [String], directory: URL) throws {
+    init(arguments: [String], directory: URL, workingDirectory: URL? = nil) throws {
         stdoutURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).out")
         stderrURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: JackhostBinary.path)
         process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
         process.environment = environment

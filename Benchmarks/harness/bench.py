@@ -489,7 +489,7 @@ def case_callback(b: Bench):
             for peer in b.alternate(r, ["jackhost", "cmeter"]):
                 if peer == "jackhost":
                     wav = b.work / "callback.wav"
-                    cmd = b.jackhost("run", "--meter", "--record", wav, "--stream", "-o", "/dev/null", "--callback-time",
+                    cmd = b.jackhost("run", "--meter", "--record", wav, "--overwrite", "--stream", "-o", "/dev/null", "--callback-time",
                                      "-s", server[0], "-n", "jhb_cb", "-c", "64", "--duration", f"{seconds:g}")
                     code, out, err = b.run_client(cmd, b.jackhost_env(), seconds + 30, f"cb-jackhost-{r}")
                     wav.unlink(missing_ok=True)
@@ -670,7 +670,7 @@ def case_recording(b: Bench):
                     wav = b.work / f"rec-{peer}-{channels}.wav"
                     wav.unlink(missing_ok=True)
                     if peer == "jackhost":
-                        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_rec", "-c", str(channels),
+                        cmd = b.jackhost("record", wav, "--overwrite", "-s", server[0], "-n", "jhb_rec", "-c", str(channels),
                                          "--duration", f"{seconds:g}", "--no-meter")
                         env = b.jackhost_env()
                     else:
@@ -742,7 +742,7 @@ def memory_breakdown(b: Bench):
     server = b.start_server(256, 4)
     try:
         wav = b.work / "smaps.wav"
-        cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_smaps", "-c", "4", "--duration", "2", "--no-meter")
+        cmd = b.jackhost("record", wav, "--overwrite", "-s", server[0], "-n", "jhb_smaps", "-c", "4", "--duration", "2", "--no-meter")
         out = open(b.work / "smaps.out", "w")
         proc = b.procs.start(cmd, env=b.jackhost_env(), stdout=out, stderr=subprocess.STDOUT)
         groups = {}
@@ -803,7 +803,7 @@ def case_freewheel_recording(b: Bench):
 
                     def make_cmd(srv, peer=peer, seconds=seconds, wav=wav):
                         if peer == "jackhost":
-                            return (b.jackhost("record", wav, "-s", srv[0], "-n", "jhb_fwrec", "-c", str(channels),
+                            return (b.jackhost("record", wav, "--overwrite", "-s", srv[0], "-n", "jhb_fwrec", "-c", str(channels),
                                                "--duration", f"{seconds:g}", "--no-meter"), b.jackhost_env())
                         return (["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
                                  "-dc", "-ns", "-f", "wav", wav], dict(b.env, JACK_DEFAULT_SERVER=srv[0]))
@@ -855,7 +855,7 @@ def case_rtsan(b: Bench):
     try:
         wav = b.work / "rtsan.wav"
         runs = [
-            ("jackhost (RTSan build)", [b.args.jackhost_rtsan, "run", "--meter", "--record", wav, "--stream", "-o",
+            ("jackhost (RTSan build)", [b.args.jackhost_rtsan, "run", "--meter", "--record", wav, "--overwrite", "--stream", "-o",
                                         "/dev/null", "-s", server[0], "-n", "jhb_rtsan", "-c", "64",
                                         "--duration", f"{seconds:g}"], dict(env, LD_PRELOAD=b.args.close_shim)),
             ("cmeter (RTSan)", [b.args.cmeter_rtsan, "-s", server[0], "-n", "jhb_crtsan", "-c", "64",

@@ -1,9 +1,10 @@
 // EmbeddedHost: the iOS capture pattern, on JACK, in one file.
 //
-//   swift run EmbeddedHost [SERVER|-] [SECONDS]
+//   swift run EmbeddedHost [SERVER|-|--embedded] [SECONDS]
 //
-// With no SERVER it uses the default JACK server; with none running it starts a private
-// dummy server with a test tone, so the example runs anywhere.
+// With no SERVER (or `-`) it uses the default JACK server. `--embedded` starts a private dummy
+// server with a test tone, so the example runs anywhere; it is never a silent fallback, because
+// a capture program that records test tones when the studio server is down misleads its user.
 import Foundation
 import JackHost
 import Synchronization
@@ -36,23 +37,32 @@ final class PeakMeter: RealtimeAudioConsumer, @unchecked Sendable {
     func finish() {}
 }
 
-// 2. Pick the server: the one named on the command line, the default one, or a private dummy.
+// 2. Pick the server: the one named on the command line, the default one, or (asked for with
+//    --embedded) a private dummy.
 let arguments = CommandLine.arguments.dropFirst()
 let seconds = arguments.dropFirst().first.flatMap(Double.init) ?? 5
-var serverName = arguments.first.flatMap { $0.isEmpty || $0 == "-" ? nil : $0 }
+let embedded = arguments.first == "--embedded"
+var serverName = arguments.first.flatMap { $0.isEmpty || $0 == "-" || $0 == "--embedded" ? nil : $0 }
 var privateServer: PrivateJACKServer?
 var tone: TestSignalSource?
-if serverName == nil && !PrivateJACKServer.isRunning(nil) {
+if embedded {
     let server = PrivateJACKServer(captureChannels: 2, synchronous: true)
     try server.start()
     tone = try TestSignalSource(server: server.name, channels: 2, signal: .tones(baseFrequency: 440, amplitude: 0.25))
     privateServer = server
     serverName = server.name
-    print("no JACK server running; started a private dummy server \(server.name) with a 440/880 Hz tone")
+    print("started a private dummy server \(server.name) with a 440/880 Hz tone (--embedded)")
 }
 
 // 3. Read the session, the AVAudioSession analog.
-let session = try AudioSessionInfo.query(server: serverName)
+let session: AudioSessionInfo
+do {
+    session = try AudioSessionInfo.query(server: serverName)
+} catch {
+    // JackError's description is one line that says what to do (start a server, or pass --embedded).
+    print("EmbeddedHost: \(error) (or run with --embedded)")
+    exit(1)
+}
 print("session: \(Int(session.sampleRate)) Hz, \(session.bufferFrames) frames per period,",
       "\(session.inputNumberOfChannels) capture channels: \(session.capturePorts.joined(separator: ", "))")
 

@@ -98,6 +98,7 @@ final class TrustworthyTakeTests: XCTestCase {
             let property = try JACKFixture.run("jack_property", ["-s", server.name, "-l"])
             XCTAssertFalse(property.stderr.contains("BDB") || property.stdout.contains("BDB"), property.stderr)
             XCTAssertTrue(PrivateJACKServer.isRunning(server.name), "the server survived")
+            reliabilityFigures("stdout, stderr, stdin and all three closed", "exit 0 each; takes 24000 frames, bit-exact; no BDB message in the server log or from jack_lsp/jack_property afterwards")
         }
     }
 
@@ -195,6 +196,7 @@ final class TrustworthyTakeTests: XCTestCase {
                 XCTAssertEqual(ended.status, 0, child.stderr)
                 XCTAssertLessThan(ended.seconds, 1, "signal \(signal) while waiting for a FIFO reader")
                 XCTAssertTrue(child.stderr.contains("stopped while waiting for a reader"), child.stderr)
+                reliabilityFigures("signal \(signal) while waiting for a FIFO reader", "exit 0 after \(ended.seconds.formatted(places: 3)) s")
             }
         }
     }
@@ -224,6 +226,7 @@ final class TrustworthyTakeTests: XCTestCase {
             XCTAssertEqual(header.frames, reported, "the header holds every frame reported: \(child.stdout)")
             XCTAssertGreaterThan(header.frames, 48000)
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures("SIGHUP mid-take (SIGUSR1 before it)", "progress line printed, take went on; exit 0 after \(ended.seconds.formatted(places: 3)) s; header \(header.frames) frames = reported; bit-exact")
         }
     }
 
@@ -253,6 +256,7 @@ final class TrustworthyTakeTests: XCTestCase {
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
             XCTAssertGreaterThan(header.frames, 24000)
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures("SIGINT while waiting for a lost server", "exit 0 after \(ended.seconds.formatted(places: 3)) s; the take before the loss holds \(header.frames) frames, bit-exact")
         }
     }
 
@@ -280,6 +284,7 @@ final class TrustworthyTakeTests: XCTestCase {
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
             XCTAssertGreaterThan(header.frames, 48000, "the recorder's own take is complete and finalised")
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures("SIGINT with a deferred plugin 19x slower than real time", "exit 1 after \(ended.seconds.formatted(places: 3)) s; the recorder's take \(header.frames) frames, bit-exact; \(child.stderr.split(separator: "\n").first { $0.contains("gave up") } ?? "")")
 
             // 2. --duration ends: the drain gets 5 s, then what is left is given up and reported.
             let started = Date()
@@ -289,6 +294,7 @@ final class TrustworthyTakeTests: XCTestCase {
             XCTAssertLessThan(seconds, 9, "a 1 s take with a slow consumer ends after its 5 s drain limit")
             let abandoned = timed.stderr.components(separatedBy: "gave up ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
             XCTAssertGreaterThan(abandoned ?? 0, 20_000, timed.stderr)
+            reliabilityFigures("1 s take with the same plugin", "exit 1 after \(seconds.formatted(places: 2)) s (drain limit 5 s); \(abandoned ?? -1) frames given up, reported by consumer")
 
             // 3. A second signal during that drain ends it at once.
             let drained = try JackhostBinary.start(["run", "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1"],
@@ -300,6 +306,7 @@ final class TrustworthyTakeTests: XCTestCase {
             ended = exit(of: drained, since: sent)
             XCTAssertLessThan(ended.seconds, 1, "a signal during the drain: \(drained.stderr)")
             XCTAssertTrue(drained.stderr.contains("gave up"), drained.stderr)
+            reliabilityFigures("SIGTERM during that drain", "exit after \(ended.seconds.formatted(places: 3)) s")
         }
     }
 }

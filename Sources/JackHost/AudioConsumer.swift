@@ -87,18 +87,21 @@ public enum AudioSessionEvent: Sendable, Equatable {
 }
 
 /// A deferred consumer built from closures: the quickest way to tap the inputs.
-public final class DeferredTap: DeferredAudioConsumer {
+///
+/// The closures are `@Sendable`: `block` runs on the tap's worker thread, `prepare` and
+/// `finish` on the thread that starts and stops the host (or the supervisor's, on a reconnect).
+public final class DeferredTap: DeferredAudioConsumer, Sendable {
     /// The name shown in reports.
     public let consumerName: String
-    private let onPrepare: (StreamFormat) throws -> Void
-    private let onBlock: (AudioBlock) -> Void
-    private let onFinish: () -> Void
+    private let onPrepare: @Sendable (StreamFormat) throws -> Void
+    private let onBlock: @Sendable (AudioBlock) -> Void
+    private let onFinish: @Sendable () -> Void
 
     /// Creates a tap; `block` runs on the tap's worker thread for every block.
     public init(name: String = "tap",
-                prepare: @escaping (StreamFormat) throws -> Void = { _ in },
-                finish: @escaping () -> Void = {},
-                block: @escaping (AudioBlock) -> Void) {
+                prepare: @escaping @Sendable (StreamFormat) throws -> Void = { _ in },
+                finish: @escaping @Sendable () -> Void = {},
+                block: @escaping @Sendable (AudioBlock) -> Void) {
         consumerName = name
         onPrepare = prepare
         onBlock = block

@@ -24,8 +24,12 @@ final class CaptureEngine: @unchecked Sendable {
     private var sequence: UInt64 = 0
     /// The xrun total the process thread last reported (process thread only).
     private var xrunsReported = 0
-    /// The frame time the next cycle should start at (process thread only).
+    /// The frame time the next cycle should start at (process thread only). A session
+    /// rebuilt on the same server (a route change) starts with the previous one's, so the
+    /// frames between the two sessions are counted as a gap instead of vanishing.
     private var expectedFrameTime: UInt32?
+    /// `expectedFrameTime` published for the supervisor: the value plus one, 0 for none.
+    private let publishedExpectedFrameTime = Atomic<UInt64>(0)
 
     /// Cycles completed.
     let cycles = Atomic<Int>(0)
@@ -66,8 +70,9 @@ final class CaptureEngine: @unchecked Sendable {
     private let timer: CallbackTimer?
 
     init(client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
-         deferred: [DeferredConsumerRunner], frameLimit: Int, timer: CallbackTimer? = nil) {
+         deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil) {
         self.client = client
+        self.expectedFrameTime = expectedFrameTime
         self.timer = timer
         self.frameLimit = frameLimit
         channelCount = ports.count
@@ -116,6 +121,7 @@ final class CaptureEngine: @unchecked Sendable {
             }
         }
         expectedFrameTime = times.frames &+ frames
+        publishedExpectedFrameTime.store(UInt64(times.frames &+ frames) + 1, ordering: .relaxed)
         let xrunTotal = xruns.load(ordering: .relaxed)
         let timestamp = AudioTimestamp(frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
                                        xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0)
@@ -135,8 +141,15 @@ final class CaptureEngine: @unchecked Sendable {
             deliveredFrames += deliverable
             if deliveredFrames >= frameLimit { limitReached.store(true, ordering: .releasing) }
         }
-        let remainingGrace = xrunGraceCycles.load(ordering: .relaxed)
-        if remainingGrace > 0 { xrunGraceCycles.store(remainingGrace - 1, ordering: .relaxed) }
+        // One atomic step: the freewheel callback (another thread) may set the grace meanwhile,
+        // and a load followed by a store would overwrite it.
+        var remainingGrace = xrunGraceCycles.load(ordering: .relaxed)
+        while remainingGrace > 0 {
+            let (exchanged, original) = xrunGraceCycles.compareExchange(expected: remainingGrace, desired: remainingGrace - 1,
+                                                                       ordering: .relaxed)
+            if exchanged { break }
+            remainingGrace = original
+        }
         capturedFrames.add(max(deliverable, 0), ordering: .relaxed)
         cycles.add(1, ordering: .relaxed)
     }
@@ -160,8 +173,16 @@ final class CaptureEngine: @unchecked Sendable {
         }
     }
 
-    /// Installs every callback on the client. Call before activation.
-    func installCallbacks() {
+    /// The frame time the session expected its next cycle to start at; nil before the first cycle.
+    var nextExpectedFrameTime: UInt32? {
+        let value = publishedExpectedFrameTime.load(ordering: .relaxed)
+        return value == 0 ? nil : UInt32(truncatingIfNeeded: value - 1)
+    }
+
+    /// Installs every callback on `client` with this engine as their context. Only
+    /// ``JackClient/install(_:)`` calls this: the client keeps the engine alive until after
+    /// `jack_client_close`, so no callback can see a freed context.
+    func installCallbacks(on client: JackClient) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         client.setProcessCallback({ frames, context in
             cjack_rt_enter()

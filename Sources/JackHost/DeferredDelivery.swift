@@ -33,10 +33,17 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     /// Frames dropped since the last block that made it into the ring (real-time thread only).
     private var pendingDropped = 0
 
-    init(consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int, pollMicroseconds: UInt32) {
+    /// The shortest period JACK servers run (jackd accepts 16 frames): the ring keeps a
+    /// header slot for every period its frames can hold, so its depth in seconds never
+    /// shrinks at short periods.
+    static let smallestPeriod = 16
+
+    init(consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int,
+         minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32) {
         self.consumer = consumer
         self.index = index
-        self.ring = AudioBlockRing(channelCount: channelCount, minimumFrames: ringFrames)
+        self.ring = AudioBlockRing(channelCount: channelCount, minimumFrames: ringFrames,
+                                   maximumBlocks: ringFrames / max(minimumPeriod, 1) + 2)
         self.pollMicroseconds = pollMicroseconds
     }
 
@@ -100,6 +107,13 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Freewheel has no deadline and the process callback may be waiting on us: poll fast.
             if drained == 0 { usleep(backpressure.load(ordering: .relaxed) ? 50 : pollMicroseconds) }
         }
+    }
+
+    /// Stops the real-time side from waiting on a full ring (freewheel backpressure), so that
+    /// deactivation cannot wait on a consumer that no longer drains; a block still waiting is
+    /// counted as dropped.
+    func releaseBackpressure() {
+        backpressure.store(false, ordering: .relaxed)
     }
 
     /// Asks the worker to deliver what is left in the ring and then exit; see ``awaitWorker(until:abandonWhen:)``.

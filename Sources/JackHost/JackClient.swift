@@ -7,14 +7,30 @@ import Glibc
 /// A `JackClient` owns one `jack_client_t`. Methods that are safe inside the
 /// process callback are marked **real-time safe**; everything else must be
 /// called from an ordinary thread and never from a JACK notification callback.
+///
+/// Any thread may use a client, and ``close(serverAlive:)`` may come from another thread at
+/// any time: the ordinary methods take the client's lock and, once it is closed, answer as
+/// an empty graph would (no ports, no connections) instead of touching a freed handle. The
+/// client also owns the context its callbacks receive (``install(_:)``), as rust-jack's
+/// `AsyncClient` owns its handlers, so a callback can never see a freed context.
 public final class JackClient: @unchecked Sendable {
+    // @unchecked: `isClosed`, `registeredPorts` and `callbackOwner` are guarded by `lock`;
+    // `handle` is immutable, and used without the lock only by the real-time calls, which
+    // run inside callbacks that end before `jack_client_close` returns.
+
     /// The raw `jack_client_t *`. Exposed to the package for the process callback only.
     let handle: OpaquePointer
+    /// Guards the fields below and serialises every ordinary libjack call with `close`.
+    private let lock = Lock()
+    /// The object the callbacks' context points to, kept alive until after `jack_client_close`.
+    private var callbackOwner: AnyObject?
     /// The server this client talks to; nil for the default server.
     public let serverName: String?
     /// The client name the server assigned (normally the one asked for).
     public let name: String
     private var isClosed = false
+    /// Ports this client registered and has not unregistered, removed before closing.
+    private var registeredPorts: [JackPort] = []
 
     /// The JACK type string of audio ports.
     public static let audioPortType = "32 bit float mono audio"
@@ -97,38 +113,52 @@ public final class JackClient: @unchecked Sendable {
     /// waits for the server forever. Removing the properties and ports while the client can
     /// still read its notifications avoids the deadlock.
     public func close(serverAlive: Bool = true) {
-        guard !isClosed else { return }
-        isClosed = true
-        if serverAlive {
-            for port in registeredPorts {
-                jack_remove_properties(handle, jack_port_uuid(port.handle))
-                jack_port_unregister(handle, port.handle)
+        let owner: AnyObject? = lock.withLock {
+            guard !isClosed else { return nil }
+            isClosed = true
+            if serverAlive {
+                for port in registeredPorts {
+                    jack_remove_properties(handle, jack_port_uuid(port.handle))
+                    jack_port_unregister(handle, port.handle)
+                }
             }
+            registeredPorts.removeAll()
+            jack_client_close(handle)
+            // No callback runs after jack_client_close returns: only now may the context go.
+            defer { callbackOwner = nil }
+            return callbackOwner
         }
-        registeredPorts.removeAll()
-        jack_client_close(handle)
+        withExtendedLifetime(owner) {}
     }
 
-    /// Ports this client registered and has not unregistered, removed before closing.
-    private var registeredPorts: [JackPort] = []
+    /// Whether ``close(serverAlive:)`` has run.
+    public var closed: Bool { lock.withLock { isClosed } }
 
-    /// Marks the client as already gone (after server loss) without calling into libjack again
-    /// from a notification thread; ``close()`` still releases the handle later.
-    public var closed: Bool { isClosed }
+    /// Runs `body` with the open handle under the lock, or returns `closedValue` once closed.
+    private func ifOpen<R>(_ closedValue: R, _ body: (OpaquePointer) -> R) -> R {
+        lock.withLock { isClosed ? closedValue : body(handle) }
+    }
+
+    /// Installs the engine's callbacks with the engine as their context, and keeps the engine
+    /// alive until the client is closed. Call before ``activate()``.
+    func install(_ engine: CaptureEngine) {
+        lock.withLock { callbackOwner = engine }
+        engine.installCallbacks(on: self)
+    }
 
     // MARK: Server facts
 
     /// The server's sample rate in Hz. The corresponding C function is `jack_get_sample_rate`.
-    public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
+    public var sampleRate: Int { ifOpen(0) { Int(jack_get_sample_rate($0)) } }
 
     /// The current period in frames. The corresponding C function is `jack_get_buffer_size`.
-    public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
+    public var bufferSize: Int { ifOpen(0) { Int(jack_get_buffer_size($0)) } }
 
     /// The DSP load the server reports, in percent. The corresponding C function is `jack_cpu_load`.
-    public var cpuLoad: Float { jack_cpu_load(handle) }
+    public var cpuLoad: Float { ifOpen(0) { jack_cpu_load($0) } }
 
     /// Whether the server runs with real-time scheduling. The corresponding C function is `jack_is_realtime`.
-    public var isRealtime: Bool { jack_is_realtime(handle) != 0 }
+    public var isRealtime: Bool { ifOpen(false) { jack_is_realtime($0) != 0 } }
 
     // MARK: Port queries
 
@@ -150,8 +180,10 @@ public final class JackClient: @unchecked Sendable {
     }
 
     private func matchingPortNames(_ pattern: String?, type: String?, flags: JackPortFlags) -> [String] {
-        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = withOptionalCString(pattern) { cPattern in
-            withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
+        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = ifOpen(nil) { handle in
+            withOptionalCString(pattern) { cPattern in
+                withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
+            }
         }
         guard let list else { return [] }
         defer { jack_free(list) }
@@ -181,8 +213,11 @@ public final class JackClient: @unchecked Sendable {
 
     /// The ports connected to the named port. The corresponding C function is `jack_port_get_all_connections`.
     public func connections(ofPortNamed name: String) -> [String] {
-        guard let port = jack_port_by_name(handle, name) else { return [] }
-        guard let list = jack_port_get_all_connections(handle, port) else { return [] }
+        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = ifOpen(nil) { handle in
+            guard let port = jack_port_by_name(handle, name) else { return nil }
+            return jack_port_get_all_connections(handle, port)
+        }
+        guard let list else { return [] }
         defer { jack_free(list) }
         var names: [String] = []
         var index = 0
@@ -194,13 +229,17 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// Whether a port with this full name exists. The corresponding C function is `jack_port_by_name`.
-    public func portExists(_ name: String) -> Bool { jack_port_by_name(handle, name) != nil }
+    public func portExists(_ name: String) -> Bool { ifOpen(false) { jack_port_by_name($0, name) != nil } }
 
     /// The capture latency range of a port, in frames. The corresponding C function is `jack_port_get_latency_range`.
     public func captureLatencyRange(ofPortNamed name: String) -> ClosedRange<Int>? {
-        guard let port = jack_port_by_name(handle, name) else { return nil }
-        var range = jack_latency_range_t(min: 0, max: 0)
-        jack_port_get_latency_range(port, JackCaptureLatency, &range)
+        let found: jack_latency_range_t? = ifOpen(nil) { handle in
+            guard let port = jack_port_by_name(handle, name) else { return nil }
+            var range = jack_latency_range_t(min: 0, max: 0)
+            jack_port_get_latency_range(port, JackCaptureLatency, &range)
+            return range
+        }
+        guard let range = found else { return nil }
         return Int(range.min)...Int(max(range.min, range.max))
     }
 
@@ -224,21 +263,26 @@ public final class JackClient: @unchecked Sendable {
     }
 
     private func registerAudioPort(named shortName: String, flags: JackPortFlags) throws(JackError) -> JackPort {
-        let port = jack_port_register(handle, shortName, JackClient.audioPortType, UInt(flags.rawValue), 0)
+        let port: OpaquePointer? = ifOpen(nil) { handle in
+            guard let port = jack_port_register(handle, shortName, JackClient.audioPortType, UInt(flags.rawValue), 0) else { return nil }
+            registeredPorts.append(JackPort(handle: port))
+            return port
+        }
         guard let port else { throw JackError.portRegistrationFailed(port: "\(name):\(shortName)") }
-        registeredPorts.append(JackPort(handle: port))
         return JackPort(handle: port)
     }
 
     /// Unregisters a port. The corresponding C function is `jack_port_unregister`.
     public func unregister(_ port: JackPort) {
-        registeredPorts.removeAll { $0 == port }
-        jack_remove_properties(handle, jack_port_uuid(port.handle))
-        jack_port_unregister(handle, port.handle)
+        ifOpen(()) { handle in
+            registeredPorts.removeAll { $0 == port }
+            jack_remove_properties(handle, jack_port_uuid(port.handle))
+            jack_port_unregister(handle, port.handle)
+        }
     }
 
     /// The full name ("client:port") of one of this client's ports. The corresponding C function is `jack_port_name`.
-    public func fullName(of port: JackPort) -> String { String(cString: jack_port_name(port.handle)) }
+    public func fullName(of port: JackPort) -> String { ifOpen("") { _ in String(cString: jack_port_name(port.handle)) } }
 
     /// Sets a metadata property on a port, as patchbays (qjackctl, Carla) read it.
     ///
@@ -251,12 +295,12 @@ public final class JackClient: @unchecked Sendable {
     @discardableResult
     public func setProperty(on port: JackPort, key: String, value: String, type: String? = nil) -> Bool {
         let uuid = jack_port_uuid(port.handle)
-        return withOptionalCString(type) { cType in jack_set_property(handle, uuid, key, value, cType) } == 0
+        return ifOpen(false) { handle in withOptionalCString(type) { cType in jack_set_property(handle, uuid, key, value, cType) } == 0 }
     }
 
     /// Reads a metadata property of a named port; nil when unset. The corresponding C function is `jack_get_property`.
     public func property(ofPortNamed name: String, key: String) -> String? {
-        guard let port = jack_port_by_name(handle, name) else { return nil }
+        guard let port = ifOpen(nil, { jack_port_by_name($0, name) }) else { return nil }
         var value: UnsafeMutablePointer<CChar>?
         var type: UnsafeMutablePointer<CChar>?
         guard jack_get_property(jack_port_uuid(port), key, &value, &type) == 0, let value else { return nil }
@@ -275,20 +319,20 @@ public final class JackClient: @unchecked Sendable {
 
     /// Activates the client: the process callback starts running. The corresponding C function is `jack_activate`.
     public func activate() throws(JackError) {
-        let code = jack_activate(handle)
+        let code = ifOpen(-1) { jack_activate($0) }
         if code != 0 { throw JackError.activationFailed(code: code) }
     }
 
     /// Deactivates the client: the process callback stops. The corresponding C function is `jack_deactivate`.
     public func deactivate() {
-        jack_deactivate(handle)
+        ifOpen(()) { _ = jack_deactivate($0) }
     }
 
     /// Connects two ports by full name. Only valid after ``activate()``.
     ///
     /// An already existing connection counts as success. The corresponding C function is `jack_connect`.
     public func connect(_ source: String, to destination: String) throws(JackError) {
-        let code = jack_connect(handle, source, destination)
+        let code = ifOpen(-1) { jack_connect($0, source, destination) }
         if code != 0 && code != EEXIST {
             throw JackError.connectionFailed(source: source, destination: destination, code: code)
         }
@@ -296,7 +340,7 @@ public final class JackClient: @unchecked Sendable {
 
     /// Disconnects two ports by full name. The corresponding C function is `jack_disconnect`.
     public func disconnect(_ source: String, from destination: String) {
-        jack_disconnect(handle, source, destination)
+        ifOpen(()) { _ = jack_disconnect($0, source, destination) }
     }
 
     // MARK: Callbacks (set before activate)

@@ -130,11 +130,11 @@ final class CaptureHostTests: XCTestCase {
             let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
             try host.start()
             defer { host.stop() }
-            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_2"), [])
+            XCTAssertEqual(host.connections(ofInput: "jackhost:in_2"), [])
             let result = try JACKFixture.run("jack_connect", ["-s", server.name, "system:capture_1", "jackhost:in_2"])
             XCTAssertEqual(result.status, 0, result.stderr)
             XCTAssertTrue(JACKFixture.waitUntil {
-                host.jackClient?.connections(ofPortNamed: "jackhost:in_2") == ["system:capture_1"]
+                host.connections(ofInput: "jackhost:in_2") == ["system:capture_1"]
             })
         }
     }
@@ -146,8 +146,8 @@ final class CaptureHostTests: XCTestCase {
             try host.start()
             defer { host.stop() }
             XCTAssertEqual(host.inputPortNames.count, 2)
-            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_1"), ["system:capture_3"])
-            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_2"), ["system:capture_4"])
+            XCTAssertEqual(host.connections(ofInput: "jackhost:in_1"), ["system:capture_3"])
+            XCTAssertEqual(host.connections(ofInput: "jackhost:in_2"), ["system:capture_4"])
             XCTAssertTrue(host.connectionFailures.isEmpty)
         }
     }

@@ -122,7 +122,7 @@ final class ReliabilityTests: XCTestCase {
             try server.start()
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 15) { host.reconnectCount == 1 }, "\(events.all)")
             XCTAssertEqual(host.inputPortNames, ["jackhost:in_1", "jackhost:in_2", "jackhost:in_3"])
-            XCTAssertTrue(JACKFixture.waitUntil { host.jackClient?.connections(ofPortNamed: "jackhost:in_3") == ["system:capture_3"] })
+            XCTAssertTrue(JACKFixture.waitUntil { host.connections(ofInput: "jackhost:in_3") == ["system:capture_3"] })
             usleep(300_000)
             host.stop()
             XCTAssertEqual(log.formats, [StreamFormat(sampleRate: 48000, channelCount: 2), StreamFormat(sampleRate: 44100, channelCount: 3)])
@@ -145,7 +145,8 @@ final class ReliabilityTests: XCTestCase {
             let host = CaptureHost(configuration: .init(serverName: server.name, connections: .patterns(["jhgen:out_.*"])))
             try host.start()
             defer { host.stop() }
-            let client = try XCTUnwrap(host.jackClient)
+            let client = try JackClient(name: "observer", server: server.name)
+            defer { client.close() }
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), ["jhgen:out_1"])
             // Deliberate: someone disconnects in_2 with jack_disconnect.
             XCTAssertEqual(try JACKFixture.run("jack_disconnect", ["-s", server.name, "jhgen:out_2", "jackhost:in_2"]).status, 0)
@@ -178,7 +179,8 @@ final class ReliabilityTests: XCTestCase {
                                                         connections: .patterns(["late:out_1"])))
             try host.start()
             defer { host.stop() }
-            let client = try XCTUnwrap(host.jackClient)
+            let client = try JackClient(name: "observer", server: server.name)
+            defer { client.close() }
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), ["late:out_1"])
             source!.close()   // the source vanishes: its connection is kept for restoring
             source = nil
@@ -217,8 +219,8 @@ final class ReliabilityTests: XCTestCase {
             let port = try bridge.registerAudioOutput(named: "capture_1", physical: true)
             try bridge.activate()
             XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 3 }, "\(events.all)")
-            XCTAssertTrue(JACKFixture.waitUntil { host.jackClient?.connections(ofPortNamed: "jackhost:in_3") == ["usbbridge:capture_1"] })
-            XCTAssertEqual(host.jackClient?.connections(ofPortNamed: "jackhost:in_1"), ["system:capture_1"], "old wiring kept")
+            XCTAssertTrue(JACKFixture.waitUntil { host.connections(ofInput: "jackhost:in_3") == ["usbbridge:capture_1"] })
+            XCTAssertEqual(host.connections(ofInput: "jackhost:in_1"), ["system:capture_1"], "old wiring kept")
             bridge.unregister(port)
             XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 2 },
                           "\(events.all) physical now: \(bridge.physicalCapturePorts())")

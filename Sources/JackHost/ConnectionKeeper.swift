@@ -1,0 +1,145 @@
+/// The few graph operations the ``ConnectionKeeper`` needs. ``JackClient`` provides them;
+/// tests drive the keeper with a fake graph, without jackd.
+protocol PortGraph {
+    /// Whether a port with this full name exists.
+    func portExists(_ name: String) -> Bool
+    /// Connects two ports by full name; an existing connection counts as success.
+    func connect(_ source: String, to destination: String) throws(JackError)
+    /// The ports connected to the named port.
+    func connections(ofPortNamed name: String) -> [String]
+}
+
+extension JackClient: PortGraph {}
+
+/// Keeps the host's inputs wired as the user left them, across server restarts, route
+/// changes and sources that come and go: the connection-restore policy as a pure state
+/// machine. It does no I/O of its own; every graph question goes through a ``PortGraph``
+/// and time is passed in (seconds on any monotonic clock), so tests can drive it.
+///
+/// The policy:
+/// - After a reconnect, every connection known at the loss is restored, retried while its
+///   source is missing or refused, for at most `restoreTimeout` seconds; then reported.
+/// - jack2 refuses a connection to a port of a client that is not active yet, although the
+///   port exists: a refused restore is retried, not given up at the first refusal.
+/// - A connection that disappears while running is watched for `graceSeconds`: if its source
+///   vanishes meanwhile (a client quitting deactivates first, then removes its ports), it is
+///   restored, with no deadline, when the source returns; if the source stays, someone
+///   disconnected it on purpose and it is forgotten.
+struct ConnectionKeeper {
+    /// A connection waiting to be made.
+    struct Restore: Equatable {
+        var source: String
+        var destination: String
+        /// When to give up and report it; nil waits for the source for ever.
+        var deadline: Double?
+    }
+
+    /// How long restores after a reconnect are retried.
+    let restoreTimeout: Double
+    /// How long a lost connection is watched for its source vanishing.
+    let graceSeconds: Double
+
+    /// Each input's sources at the last look.
+    private(set) var known: [[String]] = []
+    /// Connections still to make.
+    private(set) var pending: [Restore] = []
+    /// Lost connections whose source still existed, watched until the time given.
+    private var recentlyLost: [(source: String, destination: String, until: Double)] = []
+
+    init(restoreTimeout: Double, graceSeconds: Double = 2) {
+        self.restoreTimeout = restoreTimeout
+        self.graceSeconds = graceSeconds
+    }
+
+    /// Records the wiring as it is now (after the initial connections, or a restore).
+    mutating func remember(_ graph: some PortGraph, inputs: [String]) {
+        known = inputs.map { graph.connections(ofPortNamed: $0) }
+    }
+
+    /// Re-reads the wiring: connections that disappeared since the last look start being watched.
+    mutating func observe(_ graph: some PortGraph, inputs: [String], now: Double) {
+        let current = inputs.map { graph.connections(ofPortNamed: $0) }
+        for (index, previous) in known.enumerated() where index < current.count {
+            for source in previous where !current[index].contains(source) {
+                recentlyLost.append((source, inputs[index], now + graceSeconds))
+            }
+        }
+        known = current
+    }
+
+    /// Settles watched connections: one whose source vanished becomes a restore without a
+    /// deadline; one whose source is still there after the grace was removed on purpose.
+    mutating func settleLost(_ graph: some PortGraph, now: Double) {
+        guard !recentlyLost.isEmpty else { return }
+        recentlyLost = recentlyLost.filter { entry in
+            if !graph.portExists(entry.source) {
+                pending.append(Restore(source: entry.source, destination: entry.destination, deadline: nil))
+                return false
+            }
+            return now < entry.until
+        }
+    }
+
+    /// The wiring to carry into a rebuilt session: what is connected plus what waits, by input.
+    func wiringToCarry(inputs: [String]) -> [[String]] {
+        var wiring = known
+        while wiring.count < inputs.count { wiring.append([]) }
+        for restore in pending {
+            if let index = inputs.firstIndex(of: restore.destination), !wiring[index].contains(restore.source) {
+                wiring[index].append(restore.source)
+            }
+        }
+        return wiring
+    }
+
+    /// Plans the restores for a new session: `wiring[i]`'s sources to `inputs[i]`, plus any
+    /// `extra` pairs (new inputs that follow automatic wiring), each with a deadline.
+    mutating func planRestore(_ wiring: [[String]], inputs: [String], extra: [(String, String)] = [], now: Double) {
+        pending = []
+        recentlyLost = []
+        let deadline = now + restoreTimeout
+        for (index, sources) in wiring.enumerated() where index < inputs.count {
+            for source in sources { pending.append(Restore(source: source, destination: inputs[index], deadline: deadline)) }
+        }
+        for (source, destination) in extra { pending.append(Restore(source: source, destination: destination, deadline: deadline)) }
+    }
+
+    /// Makes the restores that can be made now; returns those given up, with their reasons.
+    mutating func retry(_ graph: some PortGraph, inputs: [String], now: Double) -> [JackError] {
+        guard !pending.isEmpty else { return [] }
+        var failures: [JackError] = []
+        var kept: [Restore] = []
+        for restore in pending {
+            let expired = restore.deadline.map { now > $0 } ?? false
+            if graph.portExists(restore.source) {
+                do {
+                    try graph.connect(restore.source, to: restore.destination)
+                } catch {
+                    // Refused although the port exists: its client may not be active yet.
+                    if expired {
+                        failures.append(error)
+                    } else {
+                        var again = restore
+                        again.deadline = min(restore.deadline ?? .infinity, now + restoreTimeout)
+                        kept.append(again)
+                    }
+                }
+                continue
+            }
+            if expired {
+                failures.append(.noSuchPort(restore.source))
+            } else {
+                kept.append(restore)
+            }
+        }
+        pending = kept
+        remember(graph, inputs: inputs)
+        return failures
+    }
+
+    /// Gives up every restore still waiting (the host stops) and returns them as failures.
+    mutating func abandonPending() -> [JackError] {
+        defer { pending = [] }
+        return pending.map { .noSuchPort($0.source) }
+    }
+}

@@ -1,0 +1,89 @@
+@testable import JackHost
+import XCTest
+
+/// The connection-restore policy, driven without jackd: a fake graph and a hand-moved clock.
+final class ConnectionKeeperTests: XCTestCase {
+    /// A graph of ports and connections, with ports that refuse connections (a client that
+    /// registered its ports but is not active yet).
+    final class FakeGraph: PortGraph {
+        var ports: Set<String> = []
+        var refusing: Set<String> = []
+        var wires: [String: [String]] = [:]
+        func portExists(_ name: String) -> Bool { ports.contains(name) }
+        func connect(_ source: String, to destination: String) throws(JackError) {
+            guard ports.contains(source), !refusing.contains(source) else {
+                throw .connectionFailed(source: source, destination: destination, code: -1)
+            }
+            if !(wires[destination] ?? []).contains(source) { wires[destination, default: []].append(source) }
+        }
+        func connections(ofPortNamed name: String) -> [String] { wires[name] ?? [] }
+        func removePort(_ name: String) {
+            ports.remove(name)
+            for key in wires.keys { wires[key]?.removeAll { $0 == name } }
+        }
+    }
+
+    let inputs = ["jh:in_1", "jh:in_2"]
+
+    func testRestoresAfterAReconnectAndReportsWhatNeverCame() {
+        let graph = FakeGraph()
+        graph.ports = ["gen:out_1"]
+        var keeper = ConnectionKeeper(restoreTimeout: 10)
+        keeper.planRestore([["gen:out_1"], ["gone:out_2"]], inputs: inputs, now: 0)
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 0), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["gen:out_1"])
+        XCTAssertEqual(keeper.pending.map(\.source), ["gone:out_2"], "still waiting for its source")
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 5), [])
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 10.5), [.noSuchPort("gone:out_2")])
+        XCTAssertTrue(keeper.pending.isEmpty)
+    }
+
+    /// jack2 refuses to connect a port of a client that is not active yet: retried, not given up.
+    func testARefusedRestoreIsRetriedUntilTheClientActivates() {
+        let graph = FakeGraph()
+        graph.ports = ["late:out_1"]
+        graph.refusing = ["late:out_1"]
+        var keeper = ConnectionKeeper(restoreTimeout: 10)
+        keeper.planRestore([["late:out_1"]], inputs: ["jh:in_1"], now: 0)
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 0), [])
+        XCTAssertEqual(keeper.pending.count, 1)
+        graph.refusing = []
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 1), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["late:out_1"])
+        XCTAssertTrue(keeper.pending.isEmpty)
+    }
+
+    /// A source that vanishes while running is restored when it returns, with no deadline;
+    /// a connection removed by hand while its source stays is left alone.
+    func testVanishedSourcesReturnAndDeliberateDisconnectsStay() {
+        let graph = FakeGraph()
+        graph.ports = ["gen:out_1", "gen:out_2"]
+        graph.wires = ["jh:in_1": ["gen:out_1"], "jh:in_2": ["gen:out_2"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
+        keeper.remember(graph, inputs: inputs)
+        graph.wires["jh:in_2"] = []                      // someone disconnects in_2 by hand
+        keeper.observe(graph, inputs: inputs, now: 1)
+        keeper.settleLost(graph, now: 3.5)               // its source stayed past the grace: forgotten
+        graph.removePort("gen:out_1")                    // the generator quits
+        keeper.observe(graph, inputs: inputs, now: 4)
+        keeper.settleLost(graph, now: 4.1)
+        XCTAssertEqual(keeper.pending, [.init(source: "gen:out_1", destination: "jh:in_1", deadline: nil)])
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1000), [], "no deadline while the source is away")
+        graph.ports.insert("gen:out_1")                  // it returns
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1001), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["gen:out_1"])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), [], "the deliberate disconnect stays")
+    }
+
+    func testWiringCarriedIntoARebuildIncludesWhatWaits() {
+        let graph = FakeGraph()
+        graph.ports = ["a:1"]
+        graph.wires = ["jh:in_1": ["a:1"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10)
+        keeper.remember(graph, inputs: inputs)
+        keeper.planRestore([[], ["b:2"]], inputs: inputs, now: 0)
+        keeper.remember(graph, inputs: inputs)
+        XCTAssertEqual(keeper.wiringToCarry(inputs: inputs), [["a:1"], ["b:2"]])
+        XCTAssertEqual(keeper.abandonPending(), [.noSuchPort("b:2")])
+    }
+}

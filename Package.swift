@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "JackHost", targets: ["JackHost"]),
         .library(name: "JackHostConsumers", targets: ["JackHostConsumers"]),
+        .library(name: "JackHostTesting", targets: ["JackHostTesting"]),
         .library(name: "JackHostPluginSDK", targets: ["JackHostPluginSDK"]),
         .library(name: "JackHostPlugins", targets: ["JackHostPlugins"]),
         .executable(name: "jackhost", targets: ["jackhost"]),
@@ -36,6 +37,9 @@ let package = Package(
         .target(name: "CSampleKernels"),
         // The client layer, session info, host engine, buffer view, consumer protocol, rings.
         .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels", "CPosix"]),
+        // For testing consumers against real JACK: a private dummy jackd, test signals (tones,
+        // a bit-exact sequence) and the child-process helper they use. Not part of the core.
+        .target(name: "JackHostTesting", dependencies: ["JackHost", "CJack"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
@@ -45,15 +49,15 @@ let package = Package(
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
         // The command-line front end: argument parsing and the subcommands' wiring.
-        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSignals", "CPosix"]),
+        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSignals", "CPosix"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
-        .testTarget(name: "JackHostTests", dependencies: ["JackHost"]),
+        .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
         .testTarget(name: "JackHostPluginTests", dependencies: ["JackHostPlugins", "JackHostPluginSDK", "CJackHostPlugin"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CSndFile"]
+            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSndFile"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -146,6 +146,13 @@ public final class JackClient: @unchecked Sendable {
         engine.installCallbacks(on: self)
     }
 
+    /// Installs a process callback whose context is `owner`, and keeps `owner` alive until
+    /// the client is closed (for other process handlers in the package, such as test signals).
+    package func installProcessCallback(_ callback: JackProcessCallback, owner: AnyObject) {
+        lock.withLock { callbackOwner = owner }
+        jack_set_process_callback(handle, callback, Unmanaged.passUnretained(owner).toOpaque())
+    }
+
     // MARK: Server facts
 
     /// The server's sample rate in Hz. The corresponding C function is `jack_get_sample_rate`.
@@ -390,7 +397,7 @@ public final class JackClient: @unchecked Sendable {
 
     /// **Real-time safe.** The buffer of a port for this cycle. The corresponding C function is `jack_port_get_buffer`.
     @inline(__always)
-    static func buffer(of port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
+    package static func buffer(of port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
         jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
     }
 
@@ -431,7 +438,7 @@ public final class JackClient: @unchecked Sendable {
 /// A port owned by a ``JackClient``.
 public struct JackPort: @unchecked Sendable, Hashable {
     /// The raw `jack_port_t *`.
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
 }
 
 /// Calls `body` with a C string for `string`, or with nil.

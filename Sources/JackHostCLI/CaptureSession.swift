@@ -4,6 +4,7 @@ import Glibc
 import JackHost
 import JackHostConsumers
 import JackHostPlugins
+import JackHostTesting
 
 /// Wires a ``CapturePlan`` together: server, host, consumers, the wait, and the report.
 final class CaptureSession {

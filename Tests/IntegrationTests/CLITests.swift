@@ -1,6 +1,7 @@
 import Foundation
 import JackHost
 import JackHostConsumers
+import JackHostTesting
 import XCTest
 
 /// End-to-end tests of the `jackhost` binary against private dummy servers, with a

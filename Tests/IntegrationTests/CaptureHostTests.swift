@@ -1,6 +1,7 @@
 import Foundation
 import JackHost
 import Synchronization
+import JackHostTesting
 import XCTest
 
 /// A real-time consumer that records into memory allocated in `prepare`: no allocation per cycle.

@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostTesting
 import XCTest
 
 /// The example plugins (Examples/Plugins), built by scripts/build-examples.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import JackHost
 import Synchronization
+import JackHostTesting
 import XCTest
 
 /// A client whose process callback overruns the period on demand, to cause real xruns.

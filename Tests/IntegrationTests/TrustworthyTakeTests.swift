@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostTesting
 import XCTest
 
 /// A take you can trust: audio is real or jackhost fails, takes are never overwritten, closed

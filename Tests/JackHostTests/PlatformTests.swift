@@ -5,6 +5,7 @@
 
 import Glibc
 @testable import JackHost
+import JackHostTesting
 import XCTest
 
 final class PlatformTests: XCTestCase {

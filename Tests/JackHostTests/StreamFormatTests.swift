@@ -1,4 +1,5 @@
 @testable import JackHost
+import JackHostTesting
 import XCTest
 
 final class StreamFormatTests: XCTestCase {
@@ -24,6 +25,20 @@ final class StreamFormatTests: XCTestCase {
             XCTAssertEqual(Float(Int(value * 32768)) / 32768, value)
         }
         XCTAssertNotEqual(TestSignal.sequenceValue(channel: 1, frame: 0), 0)
+    }
+
+    /// The sequence names whole frame numbers for 2^32 frames: channels 0 and 1 together
+    /// tell frame n from n + 65,536, so a loss of exactly k × 65,536 frames cannot hide.
+    func testSequenceNeverRepeatsWithinHours() {
+        for frame in [0, 65_535, 65_536, 1_000_000, 172_800_000, 0xFFFF_FFFF] {
+            let c0 = TestSignal.sequenceValue(channel: 0, frame: frame)
+            let c1 = TestSignal.sequenceValue(channel: 1, frame: frame)
+            XCTAssertEqual(TestSignal.sequenceFrame(channel0: c0, channel1: c1), frame, "frame \(frame)")
+        }
+        for frame in [10, 70_000, 5_000_000] {
+            XCTAssertNotEqual(TestSignal.sequenceValue(channel: 1, frame: frame),
+                              TestSignal.sequenceValue(channel: 1, frame: frame + 65_536), "channel 1 differs one wrap later")
+        }
     }
 
     func testErrorsNameTheProblemAndTheRemedy() {

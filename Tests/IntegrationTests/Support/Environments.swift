@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostTesting
 import XCTest
 
 /// Whether a missing environment (packages, root) must fail rather than skip: CI sets it.

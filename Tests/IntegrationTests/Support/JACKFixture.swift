@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostTesting
 import XCTest
 
 /// Starts private dummy jackd servers for tests and runs command-line tools against them.
@@ -123,68 +124,74 @@ enum JACKFixture {
     }
 }
 
-/// Checks captured audio against ``TestSignal/sequenceValue(channel:frame:)``.
+/// Checks captured audio against ``TestSignal/sequenceValue(channel:frame:)``, by whole frame
+/// number (channels 0 and 1 together name it for 2^32 frames), so a loss of any length shows.
 enum SequenceCheck {
     /// The outcome: how many frames matched, and the first mismatch if any.
     struct Report: CustomStringConvertible {
         var leadingSilence = 0
         var checkedFrames = 0
+        var firstFrame = 0
         var firstMismatch: String?
         var description: String {
-            "leading silence \(leadingSilence), checked \(checkedFrames), mismatch: \(firstMismatch ?? "none")"
+            "leading silence \(leadingSilence), first frame \(firstFrame), checked \(checkedFrames), mismatch: \(firstMismatch ?? "none")"
         }
     }
 
-    /// Checks each channel on its own: skips that channel's leading silence (channels may be
-    /// connected one after another while audio runs), then requires the sequence to continue
-    /// exactly to the end with no gap. Finally checks that all channels are aligned in time:
-    /// every channel's frame index, relative to its position, must agree.
+    /// The whole frame number at sample `index`, from channels 0 and 1 (or channel 0 alone,
+    /// modulo 65,536, for a one-channel take).
+    static func frame(at index: Int, in channels: [[Float]]) -> Int {
+        channels.count >= 2 ? TestSignal.sequenceFrame(channel0: channels[0][index], channel1: channels[1][index])
+                            : TestSignal.sequenceFrame(fromChannel0: channels[0][index])
+    }
+
+    /// Checks each channel from its own first sound (channels may be connected one after
+    /// another while audio runs) to the end, with no gap, against the frame numbers read
+    /// where channels 0 and 1 both sound: so every channel is also aligned in time with them.
     static func verifyEachChannel(_ channels: [[Float]]) -> Report {
-        var total = Report()
-        var offsets: Set<Int> = []
+        var report = Report()
+        let starts = channels.map { $0.firstIndex(where: { $0 != 0 }) }
+        for (c, start) in starts.enumerated() where start == nil {
+            report.firstMismatch = "channel \(c) is silent"
+            return report
+        }
+        let first = starts.compactMap { $0 }
+        report.leadingSilence = first.max() ?? 0
+        let anchor = first.prefix(2).max() ?? 0
+        let origin = frame(at: anchor, in: channels) &- anchor
+        report.firstFrame = origin &+ report.leadingSilence
         for (c, samples) in channels.enumerated() {
-            guard let start = samples.firstIndex(where: { $0 != 0 }) else {
-                total.firstMismatch = "channel \(c) is silent"
-                return total
-            }
-            total.leadingSilence = max(total.leadingSilence, start)
-            let k = Int(Int16(samples[start] * 32768)) & 0xFFFF
-            let origin = ((k &- 1 &- c &* 7919) &* 31_711) & 0xFFFF
-            offsets.insert((origin &- start) & 0xFFFF)
+            let start = first[c]
             for i in start..<samples.count {
-                let expected = TestSignal.sequenceValue(channel: c, frame: origin + (i - start))
+                let expected = TestSignal.sequenceValue(channel: c, frame: (origin &+ i) & 0xFFFF_FFFF)
                 if samples[i].bitPattern != expected.bitPattern {
-                    total.firstMismatch = "frame \(i) channel \(c): got \(samples[i]), expected \(expected)"
-                    return total
+                    report.firstMismatch = "frame \(i) channel \(c): got \(samples[i]), expected \(expected) (frame number \(origin &+ i))"
+                    return report
                 }
             }
-            total.checkedFrames = c == 0 ? samples.count - start : min(total.checkedFrames, samples.count - start)
+            report.checkedFrames = c == 0 ? samples.count - start : min(report.checkedFrames, samples.count - start)
         }
-        if offsets.count > 1 { total.firstMismatch = "channels are not aligned in time: offsets \(offsets.sorted())" }
-        return total
+        return report
     }
 
     /// For recordings with gaps filled by silence. Counts the frames that are silent on every
-    /// channel after the signal started, and the places where the sequence jumps. Every other
-    /// frame must continue the sequence exactly, on every channel, aligned across channels.
+    /// channel after the signal started, and the places where the frame number jumps (by whole
+    /// frame number, so a jump of 65,536 frames shows). Every other frame must continue the
+    /// sequence exactly, on every channel, aligned across channels.
     static func verifyGapsFilledWithSilence(_ channels: [[Float]]) -> (silentFrames: Int, jumps: [Int], mismatch: String?) {
         guard let frames = channels.first?.count,
               let start = (0..<frames).first(where: { i in channels.allSatisfy { $0[i] != 0 } }) else {
             return (0, [], "no frame where every channel carries signal")
         }
-        func index(_ value: Float, channel: Int) -> Int {
-            let k = Int(Int16(value * 32768)) & 0xFFFF
-            return ((k &- 1 &- channel &* 7919) &* 31_711) & 0xFFFF
-        }
         var silent = 0, jumps: [Int] = [], expected: Int?
         for i in start..<frames {
             if channels.allSatisfy({ $0[i] == 0 }) { silent += 1; continue }
-            let frame = index(channels[0][i], channel: 0)
-            if let expected, frame != expected { jumps.append((frame - expected) & 0xFFFF) }
-            for c in channels.indices where channels[c][i].bitPattern != TestSignal.sequenceValue(channel: c, frame: frame).bitPattern {
-                return (silent, jumps, "frame \(i) channel \(c) is not aligned with channel 0")
+            let number = frame(at: i, in: channels)
+            if let expected, number != expected { jumps.append((number - expected) & 0xFFFF_FFFF) }
+            for c in channels.indices where channels[c][i].bitPattern != TestSignal.sequenceValue(channel: c, frame: number).bitPattern {
+                return (silent, jumps, "frame \(i) channel \(c) is not aligned with channels 0 and 1")
             }
-            expected = (frame + 1) & 0xFFFF
+            expected = (number + 1) & 0xFFFF_FFFF
         }
         return (silent, jumps, nil)
     }
@@ -199,4 +206,3 @@ enum SequenceCheck {
         return verifyEachChannel(channels)
     }
 }
-

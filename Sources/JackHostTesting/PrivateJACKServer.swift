@@ -1,3 +1,4 @@
+import JackHost
 import FoundationEssentials
 import Glibc
 

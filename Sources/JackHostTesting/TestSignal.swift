@@ -1,3 +1,5 @@
+import CJack
+import JackHost
 import Glibc
 
 /// Signals the built-in ``TestSignalSource`` plays, and the reference values tests compare against.
@@ -7,25 +9,45 @@ public enum TestSignal: Sendable, Equatable {
     /// A full-period sine of one frequency and amplitude on every channel.
     case sine(frequency: Double, amplitude: Float)
     /// A deterministic sequence that identifies channel and frame, for bit-exact checks;
-    /// see ``sequenceValue(channel:frame:)``.
+    /// see ``sequenceValue(channel:frame:)``. It does not repeat for 2^32 frames (24.8 hours
+    /// at 48 kHz), so a loss of any length, even a multiple of 65,536 frames, is detected.
     case sequence
 
     /// The sample of ``sequence`` on `channel` at `frame` (both 0-based).
     ///
     /// Every value is k / 32768 for an integer k in [-32768, 32767], so it converts
-    /// exactly to 16-, 24- and 32-bit integers and back. Channel 1 is never 0 at frame 0,
-    /// which lets a reader find the start of the signal after leading silence.
+    /// exactly to 16-, 24- and 32-bit integers and back. Even channels carry the frame's low
+    /// 16 bits (k = 31·low + 7919·channel + 1, mod 2^16: each even channel names its own
+    /// frame modulo 65,536); odd channels add the high 16 bits to the same formula, so a
+    /// reader that knows the low bits from an even channel recovers the whole frame number
+    /// (``sequenceFrame(channel0:channel1:)``). Channel 1 is never 0 at frame 0, which lets a
+    /// reader find the start of the signal after leading silence.
     @inlinable
     public static func sequenceValue(channel: Int, frame: Int) -> Float {
-        let k = (frame &* 31 &+ channel &* 7919 &+ 1) & 0xFFFF
+        let low = frame & 0xFFFF
+        let high = channel & 1 == 1 ? (frame >> 16) & 0xFFFF : 0
+        let k = (low &* 31 &+ channel &* 7919 &+ 1 &+ high) & 0xFFFF
         return Float(Int16(truncatingIfNeeded: k)) / 32768
     }
 
     /// The frame index (mod 65536) whose channel-0 sample is `value`, inverting ``sequenceValue(channel:frame:)``.
     public static func sequenceFrame(fromChannel0 value: Float) -> Int {
+        sequenceLowBits(value, channel: 0)
+    }
+
+    /// The frame's low 16 bits from an even channel's sample.
+    public static func sequenceLowBits(_ value: Float, channel: Int) -> Int {
         let k = Int(Int16(value * 32768)) & 0xFFFF
         // 31 * 31711 ≡ 1 (mod 65536), so multiplying by 31711 undoes the * 31.
-        return ((k &- 1) &* 31_711) & 0xFFFF
+        return ((k &- 1 &- channel &* 7919) &* 31_711) & 0xFFFF
+    }
+
+    /// The whole frame number (mod 2^32) from the samples of channels 0 and 1 at one instant.
+    public static func sequenceFrame(channel0: Float, channel1: Float) -> Int {
+        let low = sequenceLowBits(channel0, channel: 0)
+        let k1 = Int(Int16(channel1 * 32768)) & 0xFFFF
+        let high = (k1 &- (low &* 31 &+ 7919 &+ 1)) & 0xFFFF
+        return high << 16 | low
     }
 }
 
@@ -112,10 +134,10 @@ final class SignalState: @unchecked Sendable {
     deinit { ports.deallocate() }
 
     func install(on client: JackClient) {
-        client.setProcessCallback({ frames, context in
+        client.installProcessCallback({ frames, context in
             Unmanaged<SignalState>.fromOpaque(context!).takeUnretainedValue().render(frames: frames)
             return 0
-        }, context: Unmanaged.passUnretained(self).toOpaque())
+        }, owner: self)
     }
 
     func render(frames: UInt32) {

@@ -4,6 +4,7 @@
 // a log file, its input from /dev/null, and waited for by pid. It replaces Foundation's
 // Process so that the library needs FoundationEssentials only (see Lock.swift).
 
+import JackHost
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

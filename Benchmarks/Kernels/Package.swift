@@ -11,7 +11,7 @@ let package = Package(
     dependencies: [
         // The root package (JackHost). Named, so that the product references below do not
         // depend on the name of the folder the repository was cloned into.
-        .package(name: "JackHost", path: "../.."),
+        .package(name: "JackHost", path: "../..")
     ],
     targets: [
         // The peers: scalar loops with auto-vectorisation disabled, and memcpy.

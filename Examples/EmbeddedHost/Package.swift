@@ -8,10 +8,12 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "EmbeddedHost",
-            dependencies: [.product(name: "JackHost", package: "JackHost"),
-                           // Only for --embedded: a private dummy server and a test tone.
-                           .product(name: "JackHostTesting", package: "JackHost")]
-        ),
+            dependencies: [
+                .product(name: "JackHost", package: "JackHost"),
+                // Only for --embedded: a private dummy server and a test tone.
+                .product(name: "JackHostTesting", package: "JackHost"),
+            ]
+        )
     ],
     swiftLanguageModes: [.v6]
 )

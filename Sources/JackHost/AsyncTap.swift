@@ -29,8 +29,9 @@ final class AsyncTapConsumer: DeferredAudioConsumer, @unchecked Sendable {
 
     func consume(_ block: AudioBlock) {
         let channels = (0..<block.channelCount).map { Array(block.buffers[$0]) }
-        let captured = CapturedBlock(channels: channels, timestamp: block.timestamp,
-                                     droppedFramesBefore: block.droppedFramesBefore + pendingDroppedFrames)
+        let captured = CapturedBlock(
+            channels: channels, timestamp: block.timestamp,
+            droppedFramesBefore: block.droppedFramesBefore + pendingDroppedFrames)
         switch continuation.yield(captured) {
         case .enqueued: pendingDroppedFrames = 0
         case .dropped: pendingDroppedFrames += block.frameCount + block.droppedFramesBefore

@@ -27,7 +27,12 @@ public struct AudioTimestamp: Sendable, Equatable, BitwiseCopyable {
 /// deferred consumer it points into the consumer's ring until `consume` returns.
 /// **Never keep the view, or a pointer from it, after the call returns**, and
 /// never write through it: other JACK clients may read the same buffers.
-public struct AudioBufferListView: @unchecked Sendable {
+///
+/// Deliberately not `Sendable`: a view is borrowed for one call on one thread, and the
+/// compiler then refuses to hand it to another thread or task. (`~Escapable` would also stop
+/// it being stored; in Swift 6.3 that needs the experimental `Lifetimes` feature, which a
+/// library others build against should not require.)
+public struct AudioBufferListView {
     /// The number of frames in every channel buffer.
     public let frameCount: Int
     /// The number of channel buffers.
@@ -55,7 +60,9 @@ public struct AudioBufferListView: @unchecked Sendable {
 }
 
 /// One block delivered to a consumer: the audio, when it was captured, and what was lost before it.
-public struct AudioBlock: @unchecked Sendable {
+///
+/// Not `Sendable`, like its ``AudioBufferListView``: copy the samples out to keep them.
+public struct AudioBlock {
     /// The audio, non-interleaved.
     public let buffers: AudioBufferListView
     /// When the first frame was captured.

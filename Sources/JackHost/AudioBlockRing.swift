@@ -101,7 +101,7 @@ public final class AudioBlockRing: @unchecked Sendable {
             }
         }
         if streaming {
-            jh_store_fence()   // the samples before the header's release store
+            jh_store_fence()  // the samples before the header's release store
         } else {
             let nextOffset = (writerPosition + frames) % capacityFrames
             let nextFrames = min(frames, capacityFrames - nextOffset)
@@ -109,8 +109,9 @@ public final class AudioBlockRing: @unchecked Sendable {
                 jh_prefetch_for_write(samples + channel * capacityFrames + nextOffset, nextFrames * MemoryLayout<Float>.stride)
             }
         }
-        let header = AudioBlockHeader(startFrame: writerPosition, frameCount: frames,
-                                      timestamp: timestamp, droppedFramesBefore: droppedFramesBefore)
+        let header = AudioBlockHeader(
+            startFrame: writerPosition, frameCount: frames,
+            timestamp: timestamp, droppedFramesBefore: droppedFramesBefore)
         writerPosition &+= frames
         _ = headerWriter.push(header)
         return true
@@ -118,8 +119,10 @@ public final class AudioBlockRing: @unchecked Sendable {
 
     /// **Real-time safe.** One channel's run into the ring, with streaming or plain stores.
     @inline(__always)
-    private static func copy(_ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>,
-                             count: Int, streaming: Bool) {
+    private static func copy(
+        _ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>,
+        count: Int, streaming: Bool
+    ) {
         if streaming {
             jh_copy_floats_streaming(destination, source, count)
         } else {

@@ -98,10 +98,12 @@ public final class DeferredTap: DeferredAudioConsumer, Sendable {
     private let onFinish: @Sendable () -> Void
 
     /// Creates a tap; `block` runs on the tap's worker thread for every block.
-    public init(name: String = "tap",
-                prepare: @escaping @Sendable (StreamFormat) throws -> Void = { _ in },
-                finish: @escaping @Sendable () -> Void = {},
-                block: @escaping @Sendable (AudioBlock) -> Void) {
+    public init(
+        name: String = "tap",
+        prepare: @escaping @Sendable (StreamFormat) throws -> Void = { _ in },
+        finish: @escaping @Sendable () -> Void = {},
+        block: @escaping @Sendable (AudioBlock) -> Void
+    ) {
         consumerName = name
         onPrepare = prepare
         onBlock = block

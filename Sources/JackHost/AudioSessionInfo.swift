@@ -18,8 +18,10 @@ public struct AudioSessionInfo: Sendable, Equatable, Codable {
     public var inputLatency: Double { sampleRate > 0 ? Double(inputLatencyFrames) / sampleRate : 0 }
 
     /// Creates session information from explicit values (tests, the plugin test driver).
-    public init(sampleRate: Double, bufferFrames: Int, inputNumberOfChannels: Int,
-                inputLatencyFrames: Int = 0, capturePorts: [String] = []) {
+    public init(
+        sampleRate: Double, bufferFrames: Int, inputNumberOfChannels: Int,
+        inputLatencyFrames: Int = 0, capturePorts: [String] = []
+    ) {
         self.sampleRate = sampleRate
         self.bufferFrames = bufferFrames
         self.ioBufferDuration = sampleRate > 0 ? Double(bufferFrames) / sampleRate : 0
@@ -32,8 +34,9 @@ public struct AudioSessionInfo: Sendable, Equatable, Codable {
     public init(client: JackClient) {
         let ports = client.physicalCapturePorts()
         let latency = ports.compactMap { client.captureLatencyRange(ofPortNamed: $0)?.upperBound }.max() ?? 0
-        self.init(sampleRate: Double(client.sampleRate), bufferFrames: client.bufferSize,
-                  inputNumberOfChannels: ports.count, inputLatencyFrames: latency, capturePorts: ports)
+        self.init(
+            sampleRate: Double(client.sampleRate), bufferFrames: client.bufferSize,
+            inputNumberOfChannels: ports.count, inputLatencyFrames: latency, capturePorts: ports)
     }
 
     /// Opens a short-lived client named `jackhost-info` (or `clientName`), reads the session and closes it.

@@ -42,10 +42,12 @@ extension CaptureHost {
         public var durationLimit: Double?
 
         /// Creates a configuration; every parameter has a sensible default.
-        public init(clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
-                    connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
-                    frameLimit: Int? = nil, durationLimit: Double? = nil, reconnect: Bool = false,
-                    restoreTimeout: Double = 10, measureCallbackTime: Bool = false, drainLimit: Double = 5) {
+        public init(
+            clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
+            connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
+            frameLimit: Int? = nil, durationLimit: Double? = nil, reconnect: Bool = false,
+            restoreTimeout: Double = 10, measureCallbackTime: Bool = false, drainLimit: Double = 5
+        ) {
             self.durationLimit = durationLimit
             self.drainLimit = drainLimit
             self.measureCallbackTime = measureCallbackTime

@@ -69,8 +69,10 @@ final class CaptureEngine: @unchecked Sendable {
     /// Times each cycle when set (benchmarks, `--callback-time`).
     private let timer: CallbackTimer?
 
-    init(client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
-         deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil) {
+    init(
+        client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
+        deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil
+    ) {
         self.client = client
         self.expectedFrameTime = expectedFrameTime
         self.timer = timer
@@ -112,7 +114,8 @@ final class CaptureEngine: @unchecked Sendable {
         // Freewheel transitions move the clock and are ignored.
         var gap = 0
         if let expected = expectedFrameTime, times.frames != expected,
-           !freewheeling.load(ordering: .relaxed), xrunGraceCycles.load(ordering: .relaxed) == 0 {
+            !freewheeling.load(ordering: .relaxed), xrunGraceCycles.load(ordering: .relaxed) == 0
+        {
             let jump = Int(Int32(bitPattern: times.frames &- expected))
             if jump > 0 && jump < 1 << 24 {
                 gap = jump
@@ -123,8 +126,9 @@ final class CaptureEngine: @unchecked Sendable {
         expectedFrameTime = times.frames &+ frames
         publishedExpectedFrameTime.store(UInt64(times.frames &+ frames) + 1, ordering: .relaxed)
         let xrunTotal = xruns.load(ordering: .relaxed)
-        let timestamp = AudioTimestamp(frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
-                                       xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0)
+        let timestamp = AudioTimestamp(
+            frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
+            xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0)
         xrunsReported = xrunTotal
         sequence &+= 1
         // With a frame limit, the last cycle is cut to the exact frame and later ones are skipped.
@@ -145,8 +149,9 @@ final class CaptureEngine: @unchecked Sendable {
         // and a load followed by a store would overwrite it.
         var remainingGrace = xrunGraceCycles.load(ordering: .relaxed)
         while remainingGrace > 0 {
-            let (exchanged, original) = xrunGraceCycles.compareExchange(expected: remainingGrace, desired: remainingGrace - 1,
-                                                                       ordering: .relaxed)
+            let (exchanged, original) = xrunGraceCycles.compareExchange(
+                expected: remainingGrace, desired: remainingGrace - 1,
+                ordering: .relaxed)
             if exchanged { break }
             remainingGrace = original
         }
@@ -184,42 +189,50 @@ final class CaptureEngine: @unchecked Sendable {
     /// `jack_client_close`, so no callback can see a freed context.
     func installCallbacks(on client: JackClient) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        client.setProcessCallback({ frames, context in
-            cjack_rt_enter()
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().runCycle(frames: frames)
-            cjack_rt_exit()
-            return 0
-        }, context: context)
-        client.setXrunCallback({ context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleXrun()
-            return 0
-        }, context: context)
-        client.setBufferSizeCallback({ frames, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                .bufferSize.store(Int(frames), ordering: .relaxed)
-            return 0
-        }, context: context)
-        client.setSampleRateCallback({ rate, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                .sampleRate.store(Int(rate), ordering: .relaxed)
-            return 0
-        }, context: context)
-        client.setFreewheelCallback({ starting, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleFreewheel(starting: starting != 0)
-        }, context: context)
+        client.setProcessCallback(
+            { frames, context in
+                cjack_rt_enter()
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().runCycle(frames: frames)
+                cjack_rt_exit()
+                return 0
+            }, context: context)
+        client.setXrunCallback(
+            { context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleXrun()
+                return 0
+            }, context: context)
+        client.setBufferSizeCallback(
+            { frames, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                    .bufferSize.store(Int(frames), ordering: .relaxed)
+                return 0
+            }, context: context)
+        client.setSampleRateCallback(
+            { rate, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                    .sampleRate.store(Int(rate), ordering: .relaxed)
+                return 0
+            }, context: context)
+        client.setFreewheelCallback(
+            { starting, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleFreewheel(starting: starting != 0)
+            }, context: context)
         // Notification thread: only flag it; the monitor thread queries the graph.
-        client.setPortConnectCallback({ _, _, _, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                .connectionsChanged.store(true, ordering: .releasing)
-        }, context: context)
-        client.setPortRegistrationCallback({ _, _, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                .portsChanged.store(true, ordering: .releasing)
-        }, context: context)
+        client.setPortConnectCallback(
+            { _, _, _, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                    .connectionsChanged.store(true, ordering: .releasing)
+            }, context: context)
+        client.setPortRegistrationCallback(
+            { _, _, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                    .portsChanged.store(true, ordering: .releasing)
+            }, context: context)
         // The client is dead when this runs: only signal; the host's monitor thread cleans up.
-        client.setShutdownCallback({ _, _, context in
-            Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                .serverLost.store(true, ordering: .releasing)
-        }, context: context)
+        client.setShutdownCallback(
+            { _, _, context in
+                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                    .serverLost.store(true, ordering: .releasing)
+            }, context: context)
     }
 }

@@ -23,8 +23,10 @@ public struct CaptureStatistics: Sendable, Equatable {
         public var isUnresponsive: Bool
 
         /// Creates a consumer's counters.
-        public init(name: String, index: Int, deliveredFrames: Int = 0, droppedFrames: Int = 0,
-                    abandonedFrames: Int = 0, isUnresponsive: Bool = false) {
+        public init(
+            name: String, index: Int, deliveredFrames: Int = 0, droppedFrames: Int = 0,
+            abandonedFrames: Int = 0, isUnresponsive: Bool = false
+        ) {
             self.name = name
             self.index = index
             self.deliveredFrames = deliveredFrames

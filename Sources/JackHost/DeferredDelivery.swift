@@ -38,12 +38,15 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     /// shrinks at short periods.
     static let smallestPeriod = 16
 
-    init(consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int,
-         minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32) {
+    init(
+        consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int,
+        minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32
+    ) {
         self.consumer = consumer
         self.index = index
-        self.ring = AudioBlockRing(channelCount: channelCount, minimumFrames: ringFrames,
-                                   maximumBlocks: ringFrames / max(minimumPeriod, 1) + 2)
+        self.ring = AudioBlockRing(
+            channelCount: channelCount, minimumFrames: ringFrames,
+            maximumBlocks: ringFrames / max(minimumPeriod, 1) + 2)
         self.pollMicroseconds = pollMicroseconds
     }
 
@@ -92,10 +95,12 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Read the flag before draining, so blocks written before the stop are all delivered.
             let stopping = stopRequested.load(ordering: .acquiring)
             var drained = 0
-            while !abandonRequested.load(ordering: .acquiring), ring.readNext({ block in
-                consumer.consume(block)
-                deliveredFrames.add(block.frameCount, ordering: .relaxed)
-            }) {
+            while !abandonRequested.load(ordering: .acquiring),
+                ring.readNext({ block in
+                    consumer.consume(block)
+                    deliveredFrames.add(block.frameCount, ordering: .relaxed)
+                })
+            {
                 drained += 1
             }
             if abandonRequested.load(ordering: .acquiring) {

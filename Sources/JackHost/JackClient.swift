@@ -175,8 +175,10 @@ public final class JackClient: @unchecked Sendable {
     ///   refuses (malformed, or able to stall libjack's matcher), before libjack sees it.
     ///
     /// The corresponding C function is `jack_get_ports`.
-    public func portNames(matching pattern: String?, type: String? = JackClient.audioPortType,
-                          flags: JackPortFlags = JackPortFlags(rawValue: 0)) throws(JackError) -> [String] {
+    public func portNames(
+        matching pattern: String?, type: String? = JackClient.audioPortType,
+        flags: JackPortFlags = JackPortFlags(rawValue: 0)
+    ) throws(JackError) -> [String] {
         if let pattern { try PortPattern.check(pattern) }
         return matchingPortNames(pattern, type: type, flags: flags)
     }
@@ -264,8 +266,10 @@ public final class JackClient: @unchecked Sendable {
     /// - Parameter physical: Mark it physical and terminal, as bridges to hardware
     ///   (alsa_in, netjack) do; capture hosts then count it as a capture channel.
     public func registerAudioOutput(named shortName: String, physical: Bool = false) throws(JackError) -> JackPort {
-        let flags = physical ? JackPortIsOutput.rawValue | JackPortIsPhysical.rawValue | JackPortIsTerminal.rawValue
-                             : JackPortIsOutput.rawValue
+        let flags =
+            physical
+            ? JackPortIsOutput.rawValue | JackPortIsPhysical.rawValue | JackPortIsTerminal.rawValue
+            : JackPortIsOutput.rawValue
         return try registerAudioPort(named: shortName, flags: JackPortFlags(rawValue: flags))
     }
 
@@ -311,7 +315,10 @@ public final class JackClient: @unchecked Sendable {
         var value: UnsafeMutablePointer<CChar>?
         var type: UnsafeMutablePointer<CChar>?
         guard jack_get_property(jack_port_uuid(port), key, &value, &type) == 0, let value else { return nil }
-        defer { jack_free(value); if let type { jack_free(type) } }
+        defer {
+            jack_free(value)
+            if let type { jack_free(type) }
+        }
         return String(cString: value)
     }
 

@@ -71,23 +71,29 @@ public enum JackError: Error, Equatable, CustomStringConvertible, Sendable {
         switch self {
         case .serverNotRunning(let server):
             if let server {
-                return "no JACK server named \"\(server)\" is running; start it (`jackd -n \(server) -d alsa`, or qjackctl), or name a running one with --server"
+                return
+                    "no JACK server named \"\(server)\" is running; start it (`jackd -n \(server) -d alsa`, or qjackctl), or name a running one with --server"
             }
-            return "no JACK server is running; start one (`jackd -d alsa`, or qjackctl; under PipeWire run jackhost through `pw-jack`), or name a running one with --server"
+            return
+                "no JACK server is running; start one (`jackd -d alsa`, or qjackctl; under PipeWire run jackhost through `pw-jack`), or name a running one with --server"
         case .clientNameNotUnique(let name):
             return "a JACK client named \"\(name)\" already exists on this server; pick another with --name"
         case .versionMismatch(let server):
-            return "the JACK server\(Self.named(server)) speaks a different protocol version than this libjack; install matching jackd2 and libjack-jackd2 packages"
+            return
+                "the JACK server\(Self.named(server)) speaks a different protocol version than this libjack; install matching jackd2 and libjack-jackd2 packages"
         case .openFailed(let server, let status):
-            return "could not open a client on the JACK server\(Self.named(server)) (status 0x\(String(status, radix: 16))); check `jack_lsp\(server.map { " -s \($0)" } ?? "")` and the server's log"
+            return
+                "could not open a client on the JACK server\(Self.named(server)) (status 0x\(String(status, radix: 16))); check `jack_lsp\(server.map { " -s \($0)" } ?? "")` and the server's log"
         case .sharedMemoryFailure(let server):
-            return "libjack could not use its shared memory for the JACK server\(Self.named(server)); check that /dev/shm is writable and not full, and that the server runs as your user"
+            return
+                "libjack could not use its shared memory for the JACK server\(Self.named(server)); check that /dev/shm is writable and not full, and that the server runs as your user"
         case .invalidServerName(let name):
             return "server name \"\(Self.shortened(name))\" is not usable; use 1-\(Self.maximumServerNameBytes) bytes without '/'"
         case .invalidClientName(let name):
             return "client name \"\(Self.shortened(name))\" is not usable; use 1-\(Self.maximumClientNameBytes) bytes without ':'"
         case .invalidPattern(let pattern, let reason):
-            return "--connect pattern \"\(Self.shortened(pattern))\" is not a usable regular expression (\(reason)); see PATTERNS in `jackhost --help`"
+            return
+                "--connect pattern \"\(Self.shortened(pattern))\" is not a usable regular expression (\(reason)); see PATTERNS in `jackhost --help`"
         case .portRegistrationFailed(let port):
             return "the JACK server refused to register port \"\(port)\"; the port name may be taken or the server out of ports (jackd -p)"
         case .activationFailed(let code):
@@ -125,8 +131,10 @@ public enum JackError: Error, Equatable, CustomStringConvertible, Sendable {
     /// and a name that is taken, under `JackUseExactName`, with `JackServerError` alone (0x21).
     /// `JackServerError` also covers other refusals, so ``JackClient`` confirms a taken name by
     /// asking the server (see `nameIsTaken`); without that answer it stays ``openFailed``.
-    static func fromOpenStatus(_ status: UInt32, clientName: String, server: String?,
-                               nameIsTaken: () -> Bool = { false }) -> JackError {
+    static func fromOpenStatus(
+        _ status: UInt32, clientName: String, server: String?,
+        nameIsTaken: () -> Bool = { false }
+    ) -> JackError {
         func has(_ bit: JackStatus) -> Bool { status & bit.rawValue != 0 }
         if has(JackVersionError) { return .versionMismatch(server: server) }
         if has(JackShmFailure) { return .sharedMemoryFailure(server: server) }

@@ -20,9 +20,11 @@ struct LiveSession: ~Copyable {
     /// as its callbacks' context), starts the workers and activates.
     ///
     /// On failure the client is closed here, before anything it called back into is released.
-    static func open(client: JackClient, session: AudioSessionInfo, format: StreamFormat, consumers: ConsumerRegistry,
-                     runners: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32?,
-                     timer: CallbackTimer?) throws -> LiveSession {
+    static func open(
+        client: JackClient, session: AudioSessionInfo, format: StreamFormat, consumers: ConsumerRegistry,
+        runners: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32?,
+        timer: CallbackTimer?
+    ) throws -> LiveSession {
         var registered: [JackPort] = []
         do {
             for index in 1...format.channelCount {
@@ -31,9 +33,10 @@ struct LiveSession: ~Copyable {
                 client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(index)")
                 client.setProperty(on: port, key: JackClient.orderKey, value: String(index), type: JackClient.integerType)
             }
-            let engine = CaptureEngine(client: client, ports: registered, realtime: consumers.realtime,
-                                       deferred: runners, frameLimit: frameLimit, expectedFrameTime: expectedFrameTime,
-                                       timer: timer)
+            let engine = CaptureEngine(
+                client: client, ports: registered, realtime: consumers.realtime,
+                deferred: runners, frameLimit: frameLimit, expectedFrameTime: expectedFrameTime,
+                timer: timer)
             client.install(engine)
             runners.forEach { $0.startWorker() }
             do {
@@ -42,8 +45,9 @@ struct LiveSession: ~Copyable {
                 runners.forEach { $0.stopWorker() }  // nothing was delivered yet: nothing to wait for
                 throw error
             }
-            let view = LiveSessionView(client: client, session: session, format: format, engine: engine, runners: runners,
-                                       portNames: registered.map { client.fullName(of: $0) })
+            let view = LiveSessionView(
+                client: client, session: session, format: format, engine: engine, runners: runners,
+                portNames: registered.map { client.fullName(of: $0) })
             return LiveSession(client: client, view: view)
         } catch {
             client.close()
@@ -101,11 +105,12 @@ struct LiveSessionView: Sendable {
         statistics.timelineGaps = engine.timelineGaps.load(ordering: .relaxed)
         statistics.timelineGapFrames = engine.timelineGapFrames.load(ordering: .relaxed)
         statistics.consumers = runners.map {
-            .init(name: $0.consumer.consumerName, index: $0.index,
-                  deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
-                  droppedFrames: $0.droppedFrames.load(ordering: .relaxed),
-                  abandonedFrames: $0.abandonedFrames.load(ordering: .relaxed),
-                  isUnresponsive: unresponsive.contains($0.index))
+            .init(
+                name: $0.consumer.consumerName, index: $0.index,
+                deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
+                droppedFrames: $0.droppedFrames.load(ordering: .relaxed),
+                abandonedFrames: $0.abandonedFrames.load(ordering: .relaxed),
+                isUnresponsive: unresponsive.contains($0.index))
         }
         return statistics
     }

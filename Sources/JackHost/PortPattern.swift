@@ -149,7 +149,8 @@ public enum PortPattern {
                 index += 1
                 if byte == UInt8(ascii: "]") { return }
                 if byte == UInt8(ascii: "["), index < bytes.count,
-                   [UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "=")].contains(bytes[index]) {
+                    [UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "=")].contains(bytes[index])
+                {
                     let delimiter = bytes[index]
                     index += 1
                     while index + 1 < bytes.count && !(bytes[index] == delimiter && bytes[index + 1] == UInt8(ascii: "]")) {

@@ -30,15 +30,18 @@ struct SessionFactory: @unchecked Sendable {
     ///
     /// - Parameter expectedFrameTime: For a rebuild on the same server (a route change), the
     ///   frame time the previous session expected next, so the gap between them is counted.
-    func openSession(on client: JackClient, session: AudioSessionInfo, format: StreamFormat,
-                     expectedFrameTime: UInt32? = nil) throws -> LiveSession {
+    func openSession(
+        on client: JackClient, session: AudioSessionInfo, format: StreamFormat,
+        expectedFrameTime: UInt32? = nil
+    ) throws -> LiveSession {
         let frameLimit = ledger.remainingFrames {
             if let frames = configuration.frameLimit { return frames }
             return configuration.durationLimit.map { Int(($0 * session.sampleRate).rounded()) }
         }
-        let live = try LiveSession.open(client: client, session: session, format: format, consumers: consumers,
-                                        runners: makeRunners(session: session, channels: format.channelCount),
-                                        frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer)
+        let live = try LiveSession.open(
+            client: client, session: session, format: format, consumers: consumers,
+            runners: makeRunners(session: session, channels: format.channelCount),
+            frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer)
         ledger.publish(live.view)
         return live
     }
@@ -53,8 +56,9 @@ struct SessionFactory: @unchecked Sendable {
         return consumers.responsiveDeferred.map { index, entry in
             let seconds = entry.ringSeconds ?? configuration.deferredRingSeconds
             let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
-            return DeferredConsumerRunner(consumer: entry.consumer, index: index, channelCount: channels, ringFrames: frames,
-                                          minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll)
+            return DeferredConsumerRunner(
+                consumer: entry.consumer, index: index, channelCount: channels, ringFrames: frames,
+                minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll)
         }
     }
 }

@@ -113,8 +113,9 @@ final class SessionSupervisor: @unchecked Sendable {
             // Also re-count now and then: a registration callback can arrive before the port
             // list reflects the change, and the flag is then already consumed.
             if factory.configuration.channelCount == nil,
-               engine.portsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0,
-               let count = routeChangeCount(live) {
+                engine.portsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0,
+                let count = routeChangeCount(live)
+            {
                 guard let next = rebuild(live, channels: count) else {
                     factory.ledger.record(keeper.abandonPending())
                     return
@@ -132,8 +133,9 @@ final class SessionSupervisor: @unchecked Sendable {
     /// Closes a session and folds its counters into the ledger; consumers left inside
     /// `consume` are marked so that nothing calls them again.
     private func close(_ live: consuming LiveSession, serverAlive: Bool) {
-        let statistics = live.close(serverAlive: serverAlive, drainLimit: stopping ? drainLimit : factory.configuration.drainLimit,
-                                    abandonWhen: { abandonRequested.load(ordering: .acquiring) })
+        let statistics = live.close(
+            serverAlive: serverAlive, drainLimit: stopping ? drainLimit : factory.configuration.drainLimit,
+            abandonWhen: { abandonRequested.load(ordering: .acquiring) })
         for consumer in statistics.consumers where consumer.isUnresponsive {
             factory.consumers.markUnresponsive(deferredIndex: consumer.index)
         }
@@ -153,7 +155,10 @@ final class SessionSupervisor: @unchecked Sendable {
                 if let session = reopen(on: client, carrying: wiring) { return session }
             }
             var waited = 0.0
-            while waited < delay && !stopping { usleep(20_000); waited += 0.02 }
+            while waited < delay && !stopping {
+                usleep(20_000)
+                waited += 0.02
+            }
             delay = min(delay * 2, 2.0)
         }
         return nil
@@ -183,8 +188,11 @@ final class SessionSupervisor: @unchecked Sendable {
             }
             if previous?.channelCount != channels { tell(.routeChanged(channelCount: channels)) }
         }
-        guard let live = try? factory.openSession(on: client, session: session, format: format,
-                                                  expectedFrameTime: expectedFrameTime) else { return nil }
+        guard
+            let live = try? factory.openSession(
+                on: client, session: session, format: format,
+                expectedFrameTime: expectedFrameTime)
+        else { return nil }
         // Inputs that are new after a route change follow the automatic wiring.
         var extra: [(String, String)] = []
         if factory.configuration.connections == .physicalCapture && live.view.portNames.count > wiring.count {

@@ -13,17 +13,25 @@ enum CaptureCommand {
         let summary: String
         switch command {
         case "record":
-            (table, synopsis, summary) = (CommandTables.record, "FILE [OPTIONS]",
-                                          "Record every input to FILE. Meters show when stdout is a terminal.")
+            (table, synopsis, summary) = (
+                CommandTables.record, "FILE [OPTIONS]",
+                "Record every input to FILE. Meters show when stdout is a terminal."
+            )
         case "meter":
-            (table, synopsis, summary) = (CommandTables.meter, "[OPTIONS]",
-                                          "Show peak/RMS meters per input and print a summary table at exit.")
+            (table, synopsis, summary) = (
+                CommandTables.meter, "[OPTIONS]",
+                "Show peak/RMS meters per input and print a summary table at exit."
+            )
         case "stream":
-            (table, synopsis, summary) = (CommandTables.stream, "[OPTIONS]",
-                                          "Write raw samples to stdout or a FIFO, e.g. piped into sox.")
+            (table, synopsis, summary) = (
+                CommandTables.stream, "[OPTIONS]",
+                "Write raw samples to stdout or a FIFO, e.g. piped into sox."
+            )
         default:
-            (table, synopsis, summary) = (CommandTables.run, "[--record FILE] [--meter] [--stream] [--plugin PATH[:key=value,...]]... [OPTIONS]",
-                                          "Run several consumers at once on the same inputs.")
+            (table, synopsis, summary) = (
+                CommandTables.run, "[--record FILE] [--meter] [--stream] [--plugin PATH[:key=value,...]]... [OPTIONS]",
+                "Run several consumers at once on the same inputs."
+            )
         }
         let parsed = try parseArguments(arguments, options: table, command: command)
         if parsed.has("help") {
@@ -95,7 +103,9 @@ struct CapturePlan {
             if positionals.count > 1 { throw UsageError("unexpected argument \"\(ValueParsing.shown(positionals[1]))\"; record takes one FILE") }
             let formatName = parsed.value("format")
             if let path = positionals.first {
-                if path.isEmpty { throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name") }
+                if path.isEmpty {
+                    throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name")
+                }
                 recordName = .exact(path)
             } else {
                 // jack_capture's habit: no name, a new time-stamped one that never collides.
@@ -158,9 +168,11 @@ struct CapturePlan {
                 split = try ValueParsing.split(text)
             }
             do {
-                try Recorder(name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
-                             overwrite: overwrite)
-                    .validate(channels: channels ?? 2)
+                try Recorder(
+                    name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
+                    overwrite: overwrite
+                )
+                .validate(channels: channels ?? 2)
             } catch {
                 throw UsageError(error.description)
             }
@@ -192,7 +204,8 @@ struct CapturePlan {
             guard let container = AudioContainer(name: formatName) else {
                 throw UsageError("unknown container \"\(ValueParsing.shown(formatName))\"; use wav, rf64, w64, caf or flac")
             }
-            let mismatch = UsageError("\(shownPath) does not match --format \(container.rawValue); name the file .\(container.fileExtension), or drop --format")
+            let mismatch = UsageError(
+                "\(shownPath) does not match --format \(container.rawValue); name the file .\(container.fileExtension), or drop --format")
             switch meaning {
             case .container(let named) where !container.isCompatible(withExtensionOf: named): throw mismatch
             case .unsupportedAudio: throw mismatch
@@ -202,7 +215,9 @@ struct CapturePlan {
         switch meaning {
         case .none:
             if let path, path != "-" {
-                throw UsageError("\(shownPath) has no extension to tell the container by; name it \(shownPath).wav (or .rf64, .w64, .caf, .flac), or pass --format")
+                throw UsageError(
+                    "\(shownPath) has no extension to tell the container by; name it \(shownPath).wav (or .rf64, .w64, .caf, .flac), or pass --format"
+                )
             }
             return .wav
         case .container(let container):
@@ -210,7 +225,9 @@ struct CapturePlan {
         case .unsupportedAudio(let name):
             throw UsageError("jackhost does not write \(name) files (\(shownPath)); use .wav, .rf64, .w64, .caf or .flac")
         case .unknown(let ext):
-            throw UsageError("cannot tell the container of \(shownPath) from its extension \".\(ValueParsing.shown(ext))\"; use .wav, .rf64, .w64, .caf or .flac, or pass --format")
+            throw UsageError(
+                "cannot tell the container of \(shownPath) from its extension \".\(ValueParsing.shown(ext))\"; use .wav, .rf64, .w64, .caf or .flac, or pass --format"
+            )
         }
     }
 

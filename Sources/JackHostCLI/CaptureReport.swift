@@ -9,11 +9,14 @@ enum CaptureReport {
         var lines: [String] = []
         if !wiring.unusedSources.isEmpty {
             let number = wiring.unusedSources.count
-            lines.append("\(count(number, "matched source")) found no input and \(number == 1 ? "is" : "are") left out: \(list(wiring.unusedSources)); raise --channels to record \(number == 1 ? "it" : "them")")
+            lines.append(
+                "\(count(number, "matched source")) found no input and \(number == 1 ? "is" : "are") left out: \(list(wiring.unusedSources)); raise --channels to record \(number == 1 ? "it" : "them")"
+            )
         }
         if !wiring.silentInputs.isEmpty {
             let asked = channels.map { "--channels \($0) asks for more inputs than there are sources" } ?? "more inputs than sources"
-            lines.append("\(asked): \(list(wiring.silentInputs)) \(wiring.silentInputs.count == 1 ? "stays" : "stay") silent until something is connected")
+            lines.append(
+                "\(asked): \(list(wiring.silentInputs)) \(wiring.silentInputs.count == 1 ? "stays" : "stay") silent until something is connected")
         }
         return lines
     }
@@ -22,7 +25,8 @@ enum CaptureReport {
     static func progress(host: CaptureHost, recorder: Recorder?) -> String {
         let stats = host.statistics
         let rate = host.session?.sampleRate ?? 48000
-        var line = "status: \((Double(stats.capturedFrames) / rate).formatted(places: 1)) s captured, xruns \(stats.xruns), dropped frames \(stats.consumers.map(\.droppedFrames).max() ?? 0)"
+        var line =
+            "status: \((Double(stats.capturedFrames) / rate).formatted(places: 1)) s captured, xruns \(stats.xruns), dropped frames \(stats.consumers.map(\.droppedFrames).max() ?? 0)"
         if let recorder {
             line += ", \(recorder.framesWritten) frames written to \(recorder.files.last ?? recorder.path)"
         }
@@ -35,10 +39,14 @@ enum CaptureReport {
             var parts: [String] = []
             if consumer.abandonedFrames > 0 {
                 let seconds = (Double(consumer.abandonedFrames) / max(sampleRate, 1)).formatted(places: 3)
-                parts.append("gave up \(consumer.abandonedFrames) frames (\(seconds) s) still queued for consumer \"\(consumer.name)\" (number \(consumer.index + 1)) when its drain ran out of time; it never received them")
+                parts.append(
+                    "gave up \(consumer.abandonedFrames) frames (\(seconds) s) still queued for consumer \"\(consumer.name)\" (number \(consumer.index + 1)) when its drain ran out of time; it never received them"
+                )
             }
             if consumer.isUnresponsive {
-                parts.append("consumer \"\(consumer.name)\" (number \(consumer.index + 1)) did not return from its last block and was left behind without being finished")
+                parts.append(
+                    "consumer \"\(consumer.name)\" (number \(consumer.index + 1)) did not return from its last block and was left behind without being finished"
+                )
             }
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
         }

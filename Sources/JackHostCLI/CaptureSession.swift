@@ -43,10 +43,11 @@ final class CaptureSession {
             let tone = try embedded.startTones(channels: plan.channels ?? embedded.server.captureChannels)
             if connections == .physicalCapture { connections = .patterns(tone.outputPortNames) }
         }
-        var configuration = CaptureHost.Configuration(clientName: plan.clientName, serverName: serverName,
-                                                      channelCount: plan.channels, connections: connections,
-                                                      reconnect: plan.reconnect && embedded == nil,
-                                                      measureCallbackTime: plan.callbackTime)
+        var configuration = CaptureHost.Configuration(
+            clientName: plan.clientName, serverName: serverName,
+            channelCount: plan.channels, connections: connections,
+            reconnect: plan.reconnect && embedded == nil,
+            measureCallbackTime: plan.callbackTime)
         // The host turns seconds into frames at the sample rate it finds when it connects.
         configuration.durationLimit = plan.duration
         let host = CaptureHost(configuration: configuration)
@@ -54,16 +55,18 @@ final class CaptureSession {
         let meter = plan.meter ? LevelMeter() : nil
         if let meter { host.add(realtime: meter) }
         let recorder = plan.recordName.map {
-            Recorder(name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
-                     overwrite: plan.overwrite)
+            Recorder(
+                name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
+                overwrite: plan.overwrite)
         }
         var stream: StreamWriter?
         if plan.stream {
             if let path = plan.streamPath {
                 do {
                     // A FIFO waits for its reader here; a stop signal ends the wait.
-                    stream = try StreamWriter(path: path, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved,
-                                              overwrite: plan.overwrite, keepWaiting: { csignals_stop_requests() == 0 })
+                    stream = try StreamWriter(
+                        path: path, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved,
+                        overwrite: plan.overwrite, keepWaiting: { csignals_stop_requests() == 0 })
                 } catch let error as StreamWriterError {
                     printNote(error.description)
                     return .success
@@ -89,14 +92,17 @@ final class CaptureSession {
         for failure in host.connectionFailures { printError("warning: \(failure)") }
         for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
         if !plan.quiet, let session = host.session {
-            printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")")
+            printNote(
+                "capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(serverName.map { "\"\($0)\"" } ?? "(default)")"
+            )
         }
 
         let quiet = plan.quiet
         let reconnecting = configuration.reconnect
         host.onEvent = { event in
             switch event {
-            case .serverLost where reconnecting: printNote("the JACK server went away; files are finalised; waiting for it to return (Ctrl-C to stop)")
+            case .serverLost where reconnecting:
+                printNote("the JACK server went away; files are finalised; waiting for it to return (Ctrl-C to stop)")
             case .serverRestored: if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
             case .routeChanged(let channels): if !quiet { printNote("the server now reports \(channels) capture channels") }
             default: break
@@ -106,8 +112,9 @@ final class CaptureSession {
         let display = plan.quiet ? nil : meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         display?.counters = { [host] in
             let stats = host.statistics
-            return .init(droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
-                         skippedFrames: stats.timelineGapFrames)
+            return .init(
+                droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
+                skippedFrames: stats.timelineGapFrames)
         }
         display?.start()
 
@@ -162,23 +169,30 @@ final class CaptureSession {
         }
         let dropped = stats.consumers.map(\.droppedFrames).max() ?? 0
         if let meter, !plan.quiet {
-            write(MeterDisplay.summary(levels: meter.totals(), counters: .init(droppedFrames: dropped, xruns: stats.xruns,
-                                                                               skippedFrames: stats.timelineGapFrames)),
-                  to: reportDescriptor)
+            write(
+                MeterDisplay.summary(
+                    levels: meter.totals(),
+                    counters: .init(
+                        droppedFrames: dropped, xruns: stats.xruns,
+                        skippedFrames: stats.timelineGapFrames)),
+                to: reportDescriptor)
         }
         if let recorder, !plan.quiet {
             let rate = host.session?.sampleRate ?? 48000
             let seconds = (Double(recorder.framesWritten) / rate).formatted(places: 3)
             let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
-            write("recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
-                  to: reportDescriptor)
+            write(
+                "recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
+                to: reportDescriptor)
         }
         if let timer = host.callbackTimer {
             let period = host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
             write("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)
         }
         if stats.timelineGaps > 0 {
-            printNote("the server's clock skipped this client \(stats.timelineGaps) time(s), \(stats.timelineGapFrames) frames in all (frame time jumped); audio a device captured then never reached jackhost")
+            printNote(
+                "the server's clock skipped this client \(stats.timelineGaps) time(s), \(stats.timelineGapFrames) frames in all (frame time jumped); audio a device captured then never reached jackhost"
+            )
         }
         if stats.xruns > 0 || dropped > 0 {
             printNote("xruns: \(stats.xruns), dropped frames: \(dropped)")

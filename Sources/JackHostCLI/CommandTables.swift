@@ -22,29 +22,36 @@ enum CommandTables {
 
     static let server: [OptionSpec] = [
         OptionSpec("server", short: "s", value: "NAME", help: "JACK server to use, 1-63 bytes (default: $JACK_DEFAULT_SERVER or \"default\")"),
-        OptionSpec("embedded-server", help: "for a demo or a test: start a private dummy jackd playing a test tone on each channel, and stop it at exit"),
+        OptionSpec(
+            "embedded-server", help: "for a demo or a test: start a private dummy jackd playing a test tone on each channel, and stop it at exit"),
     ]
 
-    static let host: [OptionSpec] = server + [
-        OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name, 1-63 bytes without ':' (default: jackhost)"),
-        OptionSpec("channels", short: "c", value: "N", help: "number of inputs, 1-1024 (default: the server's physical capture ports)"),
-        OptionSpec("connect", value: "PATTERN", repeatable: true,
-                   help: "connect ports matching PATTERN (exact name or regex, see PATTERNS in `jackhost --help`) to in_1, in_2, ..."),
-        OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
-        OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio, 0.001 to 31536000 (default: until interrupted)"),
-        OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
-        OptionSpec("reconnect", help: "after losing the server, wait for it and carry on (default for record and meter)"),
-        OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
-        OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
-        OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
-    ]
+    static let host: [OptionSpec] =
+        server + [
+            OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name, 1-63 bytes without ':' (default: jackhost)"),
+            OptionSpec("channels", short: "c", value: "N", help: "number of inputs, 1-1024 (default: the server's physical capture ports)"),
+            OptionSpec(
+                "connect", value: "PATTERN", repeatable: true,
+                help: "connect ports matching PATTERN (exact name or regex, see PATTERNS in `jackhost --help`) to in_1, in_2, ..."),
+            OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
+            OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio, 0.001 to 31536000 (default: until interrupted)"),
+            OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
+            OptionSpec("reconnect", help: "after losing the server, wait for it and carry on (default for record and meter)"),
+            OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
+            OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
+            OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
+        ]
 
-    static let overwrite = OptionSpec("overwrite", help: "replace existing files (a take, its numbered segments, a --output file); refused without it")
+    static let overwrite = OptionSpec(
+        "overwrite", help: "replace existing files (a take, its numbered segments, a --output file); refused without it")
 
     static let recordOptions: [OptionSpec] = [
-        OptionSpec("format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
+        OptionSpec(
+            "format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
         OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
-        OptionSpec("split", value: "SIZE|DURATION", help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
+        OptionSpec(
+            "split", value: "SIZE|DURATION",
+            help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
         overwrite,
     ]
 
@@ -55,87 +62,95 @@ enum CommandTables {
         overwrite,
     ]
 
-    static let info: [OptionSpec] = server + [
-        OptionSpec("json", help: "print JSON with the keys sampleRate, bufferFrames, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts"),
-        help,
-    ]
-    static let record: [OptionSpec] = host + recordOptions + [
-        OptionSpec("meter", help: "show meters even when stdout is not a terminal"),
-        OptionSpec("no-meter", help: "do not show meters"),
-        help,
-    ]
-    static let meter: [OptionSpec] = host + [
-        OptionSpec("interval", value: "SECONDS", help: "seconds between plain meter lines when stdout is not a terminal, 0.05 to 3600 (default: 1)"),
-        help,
-    ]
+    static let info: [OptionSpec] =
+        server + [
+            OptionSpec(
+                "json",
+                help: "print JSON with the keys sampleRate, bufferFrames, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts"),
+            help,
+        ]
+    static let record: [OptionSpec] =
+        host + recordOptions + [
+            OptionSpec("meter", help: "show meters even when stdout is not a terminal"),
+            OptionSpec("no-meter", help: "do not show meters"),
+            help,
+        ]
+    static let meter: [OptionSpec] =
+        host + [
+            OptionSpec(
+                "interval", value: "SECONDS", help: "seconds between plain meter lines when stdout is not a terminal, 0.05 to 3600 (default: 1)"),
+            help,
+        ]
     static let stream: [OptionSpec] = host + streamOptions + [help]
-    static let run: [OptionSpec] = host + [
-        OptionSpec("record", short: "r", value: "FILE", help: "record to FILE"),
-        OptionSpec("format", short: "f", value: "CONTAINER", help: "container for --record (see `jackhost record --help`)"),
-        OptionSpec("record-sample-format", value: "FMT", help: "sample format for --record: f32, s32, s24 or s16"),
-        OptionSpec("split", value: "SIZE|DURATION", help: "split --record files by size or duration"),
-        OptionSpec("meter", short: "m", help: "show meters and print a summary at exit"),
-        OptionSpec("stream", help: "stream raw audio to stdout (or --output)"),
-        OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
-        OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
-        OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
-        overwrite,
-        OptionSpec("plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
-                   help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
-        help,
-    ]
+    static let run: [OptionSpec] =
+        host + [
+            OptionSpec("record", short: "r", value: "FILE", help: "record to FILE"),
+            OptionSpec("format", short: "f", value: "CONTAINER", help: "container for --record (see `jackhost record --help`)"),
+            OptionSpec("record-sample-format", value: "FMT", help: "sample format for --record: f32, s32, s24 or s16"),
+            OptionSpec("split", value: "SIZE|DURATION", help: "split --record files by size or duration"),
+            OptionSpec("meter", short: "m", help: "show meters and print a summary at exit"),
+            OptionSpec("stream", help: "stream raw audio to stdout (or --output)"),
+            OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
+            OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
+            OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
+            overwrite,
+            OptionSpec(
+                "plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
+                help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
+            help,
+        ]
 
     static let exitStatuses = """
-    Exit status:
-      0  success
-      1  runtime failure (no server, a client name in use, write error, lost frames to a failed
-         disk, frames a consumer never received)
-      2  usage error (unknown option, bad value, unwritable path, an existing file without --overwrite)
-      3  the JACK server went away during the run
-    """
+        Exit status:
+          0  success
+          1  runtime failure (no server, a client name in use, write error, lost frames to a failed
+             disk, frames a consumer never received)
+          2  usage error (unknown option, bad value, unwritable path, an existing file without --overwrite)
+          3  the JACK server went away during the run
+        """
 
     static let overview = """
-    jackhost \(jackhostVersion): capture multichannel audio from JACK and hand it to consumers.
+        jackhost \(jackhostVersion): capture multichannel audio from JACK and hand it to consumers.
 
-    Usage: jackhost COMMAND [OPTIONS]
+        Usage: jackhost COMMAND [OPTIONS]
 
-    Commands:
-      info            print the session: sample rate, period, capture channels and ports
-      record [FILE]   record every input to FILE (WAV, RF64, W64, CAF or FLAC; without FILE,
-                      a new jackhost-YYYYMMDD-HHMMSS.wav named when the first audio arrives)
-      meter           show peak/RMS meters; print a summary at exit
-      stream          write raw samples to stdout or a FIFO
-      run             combine consumers: --record FILE, --meter, --stream, --plugin PATH
-      signal          play test tones, a sine or a bit-exact test sequence into JACK
-      plugin          inspect a plugin (plugin inspect PATH) or start one (plugin new NAME)
+        Commands:
+          info            print the session: sample rate, period, capture channels and ports
+          record [FILE]   record every input to FILE (WAV, RF64, W64, CAF or FLAC; without FILE,
+                          a new jackhost-YYYYMMDD-HHMMSS.wav named when the first audio arrives)
+          meter           show peak/RMS meters; print a summary at exit
+          stream          write raw samples to stdout or a FIFO
+          run             combine consumers: --record FILE, --meter, --stream, --plugin PATH
+          signal          play test tones, a sine or a bit-exact test sequence into JACK
+          plugin          inspect a plugin (plugin inspect PATH) or start one (plugin new NAME)
 
-    Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
+        Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
 
-    Audio is real or jackhost fails: with no JACK server running, every command exits with
-    status 1 and says how to start one (jackd, qjackctl, or `pw-jack jackhost ...` under
-    PipeWire). A private dummy server with test tones runs only with --embedded-server.
+        Audio is real or jackhost fails: with no JACK server running, every command exits with
+        status 1 and says how to start one (jackd, qjackctl, or `pw-jack jackhost ...` under
+        PipeWire). A private dummy server with test tones runs only with --embedded-server.
 
-    Files: a take, its numbered segments (take-0002.wav) and a --output file are never
-    overwritten: an existing one is refused (status 2) unless --overwrite is given. The
-    container comes from --format or the extension (.wav .rf64 .w64 .caf .flac), which must agree.
+        Files: a take, its numbered segments (take-0002.wav) and a --output file are never
+        overwritten: an existing one is refused (status 2) unless --overwrite is given. The
+        container comes from --format or the extension (.wav .rf64 .w64 .caf .flac), which must agree.
 
-    PATTERNS (--connect): an exact port name, or a POSIX extended regular expression matched
-    against full port names (client:port) as JACK does, e.g. 'system:capture_[1-8]' or
-    'Firefox:output_F[LR]'. Back-references (\\1) and repetitions that expand past 10000 atoms
-    are refused, so matching cannot hang. A pattern matches anywhere in a name: 'system:capture_1'
-    also matches capture_10; anchor it as '^system:capture_1$'.
+        PATTERNS (--connect): an exact port name, or a POSIX extended regular expression matched
+        against full port names (client:port) as JACK does, e.g. 'system:capture_[1-8]' or
+        'Firefox:output_F[LR]'. Back-references (\\1) and repetitions that expand past 10000 atoms
+        are refused, so matching cannot hang. A pattern matches anywhere in a name: 'system:capture_1'
+        also matches capture_10; anchor it as '^system:capture_1$'.
 
-    Signals: SIGINT, SIGTERM and SIGHUP stop a command within a second and finalise its files;
-    queued audio is drained for at most 0.5 s after a signal (5 s after --duration ends), and
-    what is given up is reported by consumer. SIGUSR1 prints a progress line on stderr.
+        Signals: SIGINT, SIGTERM and SIGHUP stop a command within a second and finalise its files;
+        queued audio is drained for at most 0.5 s after a signal (5 s after --duration ends), and
+        what is given up is reported by consumer. SIGUSR1 prints a progress line on stderr.
 
-    Environment:
-      JACK_DEFAULT_SERVER  the server to use when --server is not given (checked like --server)
-      JACKHOST_SIMD        "portable" runs the portable sample kernels instead of AVX2
-                           (`jackhost --version` says which run)
+        Environment:
+          JACK_DEFAULT_SERVER  the server to use when --server is not given (checked like --server)
+          JACKHOST_SIMD        "portable" runs the portable sample kernels instead of AVX2
+                               (`jackhost --version` says which run)
 
-    \(exitStatuses)
-    """
+        \(exitStatuses)
+        """
 
     static func usage(_ command: String, synopsis: String, summary: String, options: [OptionSpec]) -> String {
         """

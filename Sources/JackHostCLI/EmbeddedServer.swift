@@ -20,8 +20,9 @@ final class EmbeddedServer {
 
     /// Starts a client playing a distinct tone (220 Hz × channel number, amplitude 0.5) per channel.
     func startTones(channels: Int) throws -> TestSignalSource {
-        let tone = try TestSignalSource(name: "jackhost-tones", server: server.name, channels: channels,
-                                        signal: .tones(baseFrequency: 220, amplitude: 0.5))
+        let tone = try TestSignalSource(
+            name: "jackhost-tones", server: server.name, channels: channels,
+            signal: .tones(baseFrequency: 220, amplitude: 0.5))
         self.tone = tone
         return tone
     }

@@ -43,7 +43,9 @@ public enum JackHostCommand {
             case "record", "meter", "stream", "run":
                 return try CaptureCommand.run(command: command, arguments: rest)
             default:
-                throw UsageError("unknown command \"\(ValueParsing.shown(command))\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)")
+                throw UsageError(
+                    "unknown command \"\(ValueParsing.shown(command))\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)"
+                )
             }
         } catch let error as UsageError {
             printError(error.message)
@@ -70,9 +72,11 @@ enum InfoCommand {
     static func run(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: CommandTables.info, command: "info")
         if parsed.has("help") {
-            print(CommandTables.usage("info", synopsis: "[--server NAME] [--json]",
-                                      summary: "Print what the JACK server reports: the AVAudioSession analog.",
-                                      options: CommandTables.info))
+            print(
+                CommandTables.usage(
+                    "info", synopsis: "[--server NAME] [--json]",
+                    summary: "Print what the JACK server reports: the AVAudioSession analog.",
+                    options: CommandTables.info))
             return .success
         }
         if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost info`") }
@@ -88,13 +92,14 @@ enum InfoCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(session), as: UTF8.self))
         } else {
-            print("""
-            sample rate:       \(Int(session.sampleRate)) Hz
-            buffer:            \(session.bufferFrames) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
-            input channels:    \(session.inputNumberOfChannels)
-            input latency:     \(session.inputLatencyFrames) frames (\((session.inputLatency * 1000).formatted(places: 2)) ms)
-            capture ports:     \(session.capturePorts.joined(separator: " "))
-            """)
+            print(
+                """
+                sample rate:       \(Int(session.sampleRate)) Hz
+                buffer:            \(session.bufferFrames) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
+                input channels:    \(session.inputNumberOfChannels)
+                input latency:     \(session.inputLatencyFrames) frames (\((session.inputLatency * 1000).formatted(places: 2)) ms)
+                capture ports:     \(session.capturePorts.joined(separator: " "))
+                """)
         }
         return .success
     }

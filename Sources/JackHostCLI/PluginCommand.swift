@@ -9,24 +9,26 @@ enum PluginCommand {
     static let inspectOptions: [OptionSpec] = [CommandTables.help]
     static let newOptions: [OptionSpec] = [
         OptionSpec("directory", short: "C", value: "DIR", help: "create the package in DIR/NAME (default: the current directory)"),
-        OptionSpec("mode", value: "realtime|deferred",
-                   help: "realtime: process() in JACK's callback; deferred: consume() on a worker thread (default: realtime)"),
-        OptionSpec("jackhost-path", value: "DIR",
-                   help: "the JackHost checkout the package depends on (default: the one jackhost was built from)"),
+        OptionSpec(
+            "mode", value: "realtime|deferred",
+            help: "realtime: process() in JACK's callback; deferred: consume() on a worker thread (default: realtime)"),
+        OptionSpec(
+            "jackhost-path", value: "DIR",
+            help: "the JackHost checkout the package depends on (default: the one jackhost was built from)"),
         CommandTables.help,
     ]
 
     static let overview = """
-    Usage: jackhost plugin inspect PATH
-           jackhost plugin new NAME [--directory DIR] [--mode realtime|deferred]
+        Usage: jackhost plugin inspect PATH
+               jackhost plugin new NAME [--directory DIR] [--mode realtime|deferred]
 
-    inspect  print a plugin's name, version, ABI version, mode and options, without running it
-    new      write a ready-to-build plugin package NAME (SwiftPM, a .dynamic library)
+        inspect  print a plugin's name, version, ABI version, mode and options, without running it
+        new      write a ready-to-build plugin package NAME (SwiftPM, a .dynamic library)
 
-    Load plugins with `jackhost run --plugin PATH[:key=value,...]`. The plugin guide is docs/PLUGINS.md.
+        Load plugins with `jackhost run --plugin PATH[:key=value,...]`. The plugin guide is docs/PLUGINS.md.
 
-    \(CommandTables.exitStatuses)
-    """
+        \(CommandTables.exitStatuses)
+        """
 
     static func run(_ arguments: [String]) throws -> ExitStatus {
         guard let subcommand = arguments.first else {
@@ -51,9 +53,11 @@ enum PluginCommand {
     private static func inspect(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: inspectOptions, command: "plugin inspect")
         if parsed.has("help") {
-            print(CommandTables.usage("plugin inspect", synopsis: "PATH",
-                                      summary: "Print a plugin's name, version, ABI version, mode and options. Creates no instance.",
-                                      options: inspectOptions))
+            print(
+                CommandTables.usage(
+                    "plugin inspect", synopsis: "PATH",
+                    summary: "Print a plugin's name, version, ABI version, mode and options. Creates no instance.",
+                    options: inspectOptions))
             return .success
         }
         guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
@@ -74,9 +78,11 @@ enum PluginCommand {
     private static func create(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: newOptions, command: "plugin new")
         if parsed.has("help") {
-            print(CommandTables.usage("plugin new", synopsis: "NAME [--directory DIR] [--mode realtime|deferred]",
-                                      summary: "Write a plugin package NAME that builds a .dynamic library jackhost can load.",
-                                      options: newOptions))
+            print(
+                CommandTables.usage(
+                    "plugin new", synopsis: "NAME [--directory DIR] [--mode realtime|deferred]",
+                    summary: "Write a plugin package NAME that builds a .dynamic library jackhost can load.",
+                    options: newOptions))
             return .success
         }
         guard parsed.positionals.count == 1, let name = parsed.positionals.first else {
@@ -92,7 +98,8 @@ enum PluginCommand {
         let jackhost = URL(fileURLWithPath: parsed.value("jackhost-path") ?? PluginTemplate.builtFromCheckout)
             .standardizedFileURL
         guard let manifest = try? String(contentsOf: jackhost.appendingPathComponent("Package.swift"), encoding: .utf8),
-              manifest.contains("JackHostPluginSDK") else {
+            manifest.contains("JackHostPluginSDK")
+        else {
             throw UsageError("no JackHost checkout at \(jackhost.path); pass --jackhost-path DIR (the directory with its Package.swift)")
         }
         let parent = URL(fileURLWithPath: parsed.value("directory") ?? FileManager.default.currentDirectoryPath)
@@ -113,15 +120,16 @@ enum PluginCommand {
         } catch {
             throw UsageError("cannot write \(root.path): \(error)")
         }
-        print("""
-        created \(root.path): a \(mode.rawValue) plugin package depending on \(jackhost.path)
-        next:
-          cd \(root.path)
-          swift build                                   # makes .build/debug/lib\(name).so
-          swift test                                    # runs its tests without JACK
-          jackhost plugin inspect .build/debug/lib\(name).so
-          jackhost run --plugin .build/debug/lib\(name).so --meter -d 5
-        """)
+        print(
+            """
+            created \(root.path): a \(mode.rawValue) plugin package depending on \(jackhost.path)
+            next:
+              cd \(root.path)
+              swift build                                   # makes .build/debug/lib\(name).so
+              swift test                                    # runs its tests without JACK
+              jackhost plugin inspect .build/debug/lib\(name).so
+              jackhost run --plugin .build/debug/lib\(name).so --meter -d 5
+            """)
         return .success
     }
 }
@@ -134,14 +142,17 @@ enum PluginTemplate {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     /// Names that would collide with the modules a plugin package depends on.
-    static let reservedNames: Set<String> = ["JackHost", "JackHostPluginSDK", "JackHostPlugins", "JackHostConsumers",
-                                             "JackHostCLI", "CJackHostPlugin", "CJack", "CSndFile", "CSignals",
-                                             "Foundation", "Swift", "XCTest"]
+    static let reservedNames: Set<String> = [
+        "JackHost", "JackHostPluginSDK", "JackHostPlugins", "JackHostConsumers",
+        "JackHostCLI", "CJackHostPlugin", "CJack", "CSndFile", "CSignals",
+        "Foundation", "Swift", "XCTest",
+    ]
 
     /// Accepts names usable as a Swift type, module and package: a letter, then letters, digits or '_'.
     static func validate(name: String) throws(UsageError) {
         guard let first = name.first, first.isASCII, first.isLetter,
-              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        else {
             throw UsageError("plugin name \"\(name)\" is not usable; use a letter, then letters, digits or '_' (e.g. PeakHold)")
         }
         guard !reservedNames.contains(name) else {

@@ -23,18 +23,22 @@ enum SignalCommand {
     static func run(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: options, command: "signal")
         if parsed.has("help") {
-            print(CommandTables.usage("signal", synopsis: "[OPTIONS]",
-                                      summary: "Play a test signal on N output ports: distinct tones, a sine, or a bit-exact sequence.",
-                                      options: options))
+            print(
+                CommandTables.usage(
+                    "signal", synopsis: "[OPTIONS]",
+                    summary: "Play a test signal on N output ports: distinct tones, a sine, or a bit-exact sequence.",
+                    options: options))
             return .success
         }
         if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost signal`") }
         let server = try ValueParsing.server(parsed)
         let clientName = try ValueParsing.clientName(parsed, default: "jackhost-signal")
-        let channels = try parsed.value("channels").map {
-            try ValueParsing.wholeNumber($0, option: "channels", range: 1...JackError.maximumChannelCount)
-        } ?? 2
-        let amplitude = try parsed.value("amplitude").map { try ValueParsing.number($0, option: "amplitude", unit: "(full scale)", range: 0...1) } ?? 0.5
+        let channels =
+            try parsed.value("channels").map {
+                try ValueParsing.wholeNumber($0, option: "channels", range: 1...JackError.maximumChannelCount)
+            } ?? 2
+        let amplitude =
+            try parsed.value("amplitude").map { try ValueParsing.number($0, option: "amplitude", unit: "(full scale)", range: 0...1) } ?? 0.5
         let frequency = try parsed.value("frequency").map { try ValueParsing.number($0, option: "frequency", unit: "Hz", range: 1...96000) } ?? 1000
         let duration = try parsed.value("duration").map { try ValueParsing.seconds($0, option: "duration") }
         let stall = try parsed.value("stall-ms").map { try ValueParsing.number($0, option: "stall-ms", unit: "ms", range: 0...10_000) } ?? 0
@@ -48,8 +52,9 @@ enum SignalCommand {
         }
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
-        let source = try TestSignalSource(name: clientName, server: server,
-                                          channels: channels, signal: signal, stallMicroseconds: UInt32(stall * 1000))
+        let source = try TestSignalSource(
+            name: clientName, server: server,
+            channels: channels, signal: signal, stallMicroseconds: UInt32(stall * 1000))
         defer { source.stop() }
         var destinations: [String] = []
         for pattern in patterns {

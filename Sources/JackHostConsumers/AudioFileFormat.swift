@@ -46,7 +46,8 @@ public enum AudioContainer: String, Sendable, CaseIterable {
     /// Reads a path's extension (case-insensitive).
     public static func meaning(ofExtensionIn path: String) -> ExtensionMeaning {
         guard path != "-", let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
-              dot != path.startIndex, path[path.index(before: dot)] != "/" else { return .none }
+            dot != path.startIndex, path[path.index(before: dot)] != "/"
+        else { return .none }
         let ext = String(path[path.index(after: dot)...]).lowercased()
         if ext.isEmpty { return .none }
         if let container = AudioContainer(name: ext) { return .container(container) }

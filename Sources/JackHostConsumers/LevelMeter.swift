@@ -120,8 +120,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         let newWindow = epoch != appliedEpoch
         appliedEpoch = epoch
         let channels = min(block.channelCount, channelCount)
-        LevelMeter.measure(block.buffers, channels: channels, peaks: blockPeaks, sums: blockSums, clips: blockClips,
-                           using: kernels)
+        LevelMeter.measure(
+            block.buffers, channels: channels, peaks: blockPeaks, sums: blockSums, clips: blockClips,
+            using: kernels)
         for channel in 0..<channels {
             let peak = blockPeaks[channel], sumSquares = blockSums[channel], clipped = Int(blockClips[channel])
             let state = states[channel]
@@ -155,10 +156,12 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// this is one call into C for the whole block: a call per 64-frame channel costs more
     /// than the work.
     @inline(__always)
-    public static func measure(_ buffers: AudioBufferListView, channels: Int,
-                               peaks: UnsafeMutablePointer<Float>, sums: UnsafeMutablePointer<Double>,
-                               clips: UnsafeMutablePointer<Int32>,
-                               using kernels: SampleConversion.Kernels = SampleConversion.activeKernels) {
+    public static func measure(
+        _ buffers: AudioBufferListView, channels: Int,
+        peaks: UnsafeMutablePointer<Float>, sums: UnsafeMutablePointer<Double>,
+        clips: UnsafeMutablePointer<Int32>,
+        using kernels: SampleConversion.Kernels = SampleConversion.activeKernels
+    ) {
         precondition(channels <= buffers.channelCount, "more channels than the block has")
         if kernels == .avx2 {
             precondition(SampleConversion.isSupported(.avx2), "the AVX2 kernels need a CPU with AVX2")
@@ -181,9 +184,12 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// ``SampleConversion``). Both do the same operations in the order `jh_avx2_measure_channels`
     /// documents, so the results are identical bit for bit.
     @inline(__always)
-    public static func measure(_ samples: UnsafeBufferPointer<Float>,
-                               using kernels: SampleConversion.Kernels = SampleConversion.activeKernels)
-        -> (peak: Float, sumSquares: Double, clips: Int) {
+    public static func measure(
+        _ samples: UnsafeBufferPointer<Float>,
+        using kernels: SampleConversion.Kernels = SampleConversion.activeKernels
+    )
+        -> (peak: Float, sumSquares: Double, clips: Int)
+    {
         guard var base = samples.baseAddress else { return (0, 0, 0) }
         if kernels == .avx2 {
             var peak: Float = 0, sum: Double = 0, clips: Int32 = 0
@@ -246,9 +252,11 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
             let windowSum = max(0, sum - state.snapshotSum)
             state.snapshotSum = sum
             state.snapshotFrames = frames
-            return ChannelLevels(peak: peak, rms: windowFrames > 0 ? Float((windowSum / Double(windowFrames)).squareRoot()) : 0,
-                                 overallPeak: 0, overallRMS: 0, clips: 0)
-                .withTotals(from: state)
+            return ChannelLevels(
+                peak: peak, rms: windowFrames > 0 ? Float((windowSum / Double(windowFrames)).squareRoot()) : 0,
+                overallPeak: 0, overallRMS: 0, clips: 0
+            )
+            .withTotals(from: state)
         }
         windowEpoch.add(1, ordering: .relaxed)
         return levels

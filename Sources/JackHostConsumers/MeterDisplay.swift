@@ -131,10 +131,13 @@ public final class MeterDisplay: @unchecked Sendable {
                 return v.isFinite ? v.formatted(places: 2) : "-inf"
             }
             let name = "in_\(index + 1)"
-            lines.append([name.padded(to: 7),
-                          db(channel.overallPeak).leftPadded(9), db(channel.overallRMS).leftPadded(9),
-                          String(channel.clips).leftPadded(6), String(counters.droppedFrames).leftPadded(8),
-                          String(counters.skippedFrames).leftPadded(8), String(counters.xruns).leftPadded(6)]
+            lines.append(
+                [
+                    name.padded(to: 7),
+                    db(channel.overallPeak).leftPadded(9), db(channel.overallRMS).leftPadded(9),
+                    String(channel.clips).leftPadded(6), String(counters.droppedFrames).leftPadded(8),
+                    String(counters.skippedFrames).leftPadded(8), String(counters.xruns).leftPadded(6),
+                ]
                 .joined(separator: "  "))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -145,7 +148,10 @@ public final class MeterDisplay: @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 { if errno == EINTR { continue }; return }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             offset += written
         }
         bytes.removeAll()

@@ -27,8 +27,10 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
     public var description: String {
         switch self {
         case .unsupportedCombination(let container, let sampleFormat):
-            let hint = container == .flac ? "FLAC stores integers; use --sample-format s16 or s24"
-                                          : "use --sample-format f32, s32, s24 or s16"
+            let hint =
+                container == .flac
+                ? "FLAC stores integers; use --sample-format s16 or s24"
+                : "use --sample-format f32, s32, s24 or s16"
             return "\(container.rawValue.uppercased()) cannot store \(sampleFormat.name) samples; \(hint)"
         case .unwritablePath(let path, let reason):
             return "cannot write \(path): \(reason); choose a writable directory"
@@ -107,15 +109,20 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// before anything touches JACK.
     ///
     /// - Parameter overwrite: Replace an existing file instead of refusing it.
-    public convenience init(path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
-                            split: SplitLimit? = nil, overwrite: Bool = false) {
-        self.init(name: .exact(path), container: container ?? AudioContainer(path: path) ?? .wav,
-                  sampleFormat: sampleFormat, split: split, overwrite: overwrite)
+    public convenience init(
+        path: String, container: AudioContainer? = nil, sampleFormat: SampleFormat = .float32,
+        split: SplitLimit? = nil, overwrite: Bool = false
+    ) {
+        self.init(
+            name: .exact(path), container: container ?? AudioContainer(path: path) ?? .wav,
+            sampleFormat: sampleFormat, split: split, overwrite: overwrite)
     }
 
     /// Describes a recording with a name ``TakeFiles`` makes, for example an automatic one.
-    public init(name: TakeFiles.TakeName, container: AudioContainer, sampleFormat: SampleFormat = .float32,
-                split: SplitLimit? = nil, overwrite: Bool = false) {
+    public init(
+        name: TakeFiles.TakeName, container: AudioContainer, sampleFormat: SampleFormat = .float32,
+        split: SplitLimit? = nil, overwrite: Bool = false
+    ) {
         self.container = container
         self.sampleFormat = sampleFormat
         self.split = split
@@ -154,9 +161,11 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Converts and writes a block (used when the recorder is added to a host on its own).
     public func consume(_ block: AudioBlock) {
         ownEncoder.encode(block.buffers, as: encoding) { bytes in
-            consume(EncodedBlock(bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
-                                 encoding: encoding, timestamp: block.timestamp,
-                                 droppedFramesBefore: block.droppedFramesBefore))
+            consume(
+                EncodedBlock(
+                    bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
+                    encoding: encoding, timestamp: block.timestamp,
+                    droppedFramesBefore: block.droppedFramesBefore))
         }
     }
 

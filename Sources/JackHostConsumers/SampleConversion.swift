@@ -98,8 +98,10 @@ public enum SampleConversion {
 
     /// Hands a channel list to C as `const float *const *` (an optional pointer has the same layout).
     @inline(__always)
-    private static func withCChannels<R>(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
-                                         _ body: (UnsafePointer<UnsafePointer<Float>?>) -> R) -> R {
+    private static func withCChannels<R>(
+        _ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
+        _ body: (UnsafePointer<UnsafePointer<Float>?>) -> R
+    ) -> R {
         channels.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self) { body($0.baseAddress!) }
     }
 
@@ -116,8 +118,10 @@ public enum SampleConversion {
 
     /// Runs one contiguous conversion with `kernels`: the AVX2 C kernel or the portable Swift one.
     @inline(__always)
-    private static func convert(_ kernels: Kernels, _ format: jh_wire_format, _ source: UnsafePointer<Float>,
-                                _ destination: UnsafeMutableRawPointer, count: Int, portable: () -> Void) {
+    private static func convert(
+        _ kernels: Kernels, _ format: jh_wire_format, _ source: UnsafePointer<Float>,
+        _ destination: UnsafeMutableRawPointer, count: Int, portable: () -> Void
+    ) {
         precondition(count >= 0, "negative sample count")
         switch kernels {
         case .avx2:
@@ -305,24 +309,30 @@ public enum SampleConversion {
     // MARK: - Per-channel kernels
 
     /// Converts `count` floats to 16-bit PCM, matching referenceInt16 exactly.
-    public static func floatToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int,
-                                    using kernels: Kernels = activeKernels) {
+    public static func floatToInt16(
+        _ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, count: Int,
+        using kernels: Kernels = activeKernels
+    ) {
         convert(kernels, JH_WIRE_INT16, source, destination, count: count) {
             forEachVector(source, count: count, { int16Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
         }
     }
 
     /// Converts `count` floats to 24-bit PCM in the low bits of Int32, matching referenceInt24 exactly.
-    public static func floatToInt24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
-                                    using kernels: Kernels = activeKernels) {
+    public static func floatToInt24(
+        _ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+        using kernels: Kernels = activeKernels
+    ) {
         convert(kernels, JH_WIRE_INT24_IN_INT32, source, destination, count: count) {
             forEachVector(source, count: count, { int24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
         }
     }
 
     /// Same as floatToInt24 but shifted left by 8 (what libsndfile's sf_write_int expects for 24-bit PCM).
-    public static func floatToInt24LeftJustified(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>,
-                                                 count: Int, using kernels: Kernels = activeKernels) {
+    public static func floatToInt24LeftJustified(
+        _ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>,
+        count: Int, using kernels: Kernels = activeKernels
+    ) {
         // libsndfile treats int data as full-scale 32-bit and drops the low byte for 24-bit files.
         convert(kernels, JH_WIRE_INT24_LEFT_JUSTIFIED, source, destination, count: count) {
             forEachVector(source, count: count, { int24Vector($0) &<< 8 }) { store($0, to: destination + $1, lanes: $2) }
@@ -330,16 +340,20 @@ public enum SampleConversion {
     }
 
     /// Converts `count` floats to 32-bit PCM, matching referenceInt32 exactly.
-    public static func floatToInt32(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
-                                    using kernels: Kernels = activeKernels) {
+    public static func floatToInt32(
+        _ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+        using kernels: Kernels = activeKernels
+    ) {
         convert(kernels, JH_WIRE_INT32, source, destination, count: count) {
             forEachVector(source, count: count, { int32Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
         }
     }
 
     /// Converts `count` floats to 8.24 fixed point, matching referenceFixed8_24 exactly.
-    public static func floatToFixed8_24(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
-                                        using kernels: Kernels = activeKernels) {
+    public static func floatToFixed8_24(
+        _ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int32>, count: Int,
+        using kernels: Kernels = activeKernels
+    ) {
         convert(kernels, JH_WIRE_FIXED8_24, source, destination, count: count) {
             forEachVector(source, count: count, { fixed8_24Vector($0) }) { store($0, to: destination + $1, lanes: $2) }
         }
@@ -348,8 +362,10 @@ public enum SampleConversion {
     // MARK: - Interleaving and wire encoding
 
     /// Interleaves planar float channels: destination[frame * channels + channel].
-    public static func interleave(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
-                                  into destination: UnsafeMutablePointer<Float>, using kernels: Kernels = activeKernels) {
+    public static func interleave(
+        _ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
+        into destination: UnsafeMutablePointer<Float>, using kernels: Kernels = activeKernels
+    ) {
         // The AVX2 kernels exist only on x86, which is little-endian: native floats are wire floats.
         if kernels == .avx2, !channels.isEmpty {
             encodeAVX2(JH_WIRE_FLOAT32, channels, frames: frames, interleaved: true, into: UnsafeMutableRawPointer(destination))
@@ -362,14 +378,17 @@ public enum SampleConversion {
     /// data for 24-bit files), interleaved or one run per channel.
     /// `destination` holds `channels.count * frames` values; `scratch` (same size) is used by
     /// the portable kernels to interleave and is not read afterwards.
-    public static func encodeInt24LeftJustified(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
-                                                interleaved: Bool, into destination: UnsafeMutablePointer<Int32>,
-                                                scratch: UnsafeMutablePointer<Int32>, using kernels: Kernels = activeKernels) {
+    public static func encodeInt24LeftJustified(
+        _ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int,
+        interleaved: Bool, into destination: UnsafeMutablePointer<Int32>,
+        scratch: UnsafeMutablePointer<Int32>, using kernels: Kernels = activeKernels
+    ) {
         precondition(frames >= 0, "negative frame count")
         guard !channels.isEmpty, frames > 0 else { return }
         if kernels == .avx2 {
-            encodeAVX2(JH_WIRE_INT24_LEFT_JUSTIFIED, channels, frames: frames, interleaved: interleaved,
-                       into: UnsafeMutableRawPointer(destination))
+            encodeAVX2(
+                JH_WIRE_INT24_LEFT_JUSTIFIED, channels, frames: frames, interleaved: interleaved,
+                into: UnsafeMutableRawPointer(destination))
             return
         }
         let channelCount = channels.count
@@ -385,8 +404,10 @@ public enum SampleConversion {
     }
 
     /// Runs the AVX2 encoder after checking the CPU and the arguments.
-    private static func encodeAVX2(_ format: jh_wire_format, _ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
-                                   frames: Int, interleaved: Bool, into destination: UnsafeMutableRawPointer) {
+    private static func encodeAVX2(
+        _ format: jh_wire_format, _ channels: UnsafeBufferPointer<UnsafePointer<Float>>,
+        frames: Int, interleaved: Bool, into destination: UnsafeMutableRawPointer
+    ) {
         precondition(frames >= 0, "negative frame count")
         precondition(isSupported(.avx2), "the AVX2 kernels need a CPU with AVX2")
         withCChannels(channels) { jh_avx2_encode(format, $0, channels.count, frames, interleaved ? 1 : 0, destination) }
@@ -400,8 +421,10 @@ public enum SampleConversion {
     /// Encodes planar float channels into little-endian bytes of `format`.
     /// interleaved == true: frame-major (L R L R ...). false: channel-major blocks (all of channel 0's `frames` samples, then channel 1's ...).
     /// int24 is packed 3 bytes per sample, little-endian. `destination` must hold encodedByteCount bytes.
-    public static func encode(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, format: SampleFormat,
-                              interleaved: Bool, into destination: UnsafeMutableRawPointer, using kernels: Kernels = activeKernels) {
+    public static func encode(
+        _ channels: UnsafeBufferPointer<UnsafePointer<Float>>, frames: Int, format: SampleFormat,
+        interleaved: Bool, into destination: UnsafeMutableRawPointer, using kernels: Kernels = activeKernels
+    ) {
         if kernels == .avx2 {
             guard !channels.isEmpty else { return }
             encodeAVX2(wireFormat(format), channels, frames: frames, interleaved: interleaved, into: destination)
@@ -451,12 +474,14 @@ public enum SampleConversion {
 
     /// Stores vectors of 32-bit lanes little-endian; on big-endian hosts lane by lane, byte-swapped.
     @inline(__always)
-    private static func storeLittleEndian32<T: SIMDScalar>(_ vector: Vector<T>, lanes: Int, to pointer: UnsafeMutableRawPointer, _ bits: (T) -> UInt32) {
+    private static func storeLittleEndian32<T: SIMDScalar>(
+        _ vector: Vector<T>, lanes: Int, to pointer: UnsafeMutableRawPointer, _ bits: (T) -> UInt32
+    ) {
         #if _endian(little)
-        if lanes == width {
-            pointer.storeBytes(of: vector, as: Vector<T>.self)
-            return
-        }
+            if lanes == width {
+                pointer.storeBytes(of: vector, as: Vector<T>.self)
+                return
+            }
         #endif
         for lane in 0..<lanes { pointer.storeBytes(of: bits(vector[lane]).littleEndian, toByteOffset: lane * 4, as: UInt32.self) }
     }
@@ -479,10 +504,10 @@ public enum SampleConversion {
         @inline(__always) static func convert(_ x: Vector<Float>) -> Vector<Int16> { int16Vector(x) }
         @inline(__always) static func store(_ vector: Vector<Int16>, lanes: Int, to pointer: UnsafeMutableRawPointer) {
             #if _endian(little)
-            if lanes == width {
-                pointer.storeBytes(of: vector, as: Vector<Int16>.self)
-                return
-            }
+                if lanes == width {
+                    pointer.storeBytes(of: vector, as: Vector<Int16>.self)
+                    return
+                }
             #endif
             for lane in 0..<lanes { store(vector[lane], to: pointer + lane * 2) }
         }
@@ -504,7 +529,8 @@ public enum SampleConversion {
             // which baseline SSE2 lacks): sample pairs become 48-bit values in 64-bit lanes,
             // then pairs of pairs become one 64-bit + one 32-bit store per 4 samples (12 bytes).
             let bits = Vector<UInt32>(truncatingIfNeeded: vector) & 0x00FF_FFFF
-            let pairs = SIMD4<UInt64>(truncatingIfNeeded: bits.evenHalf)
+            let pairs =
+                SIMD4<UInt64>(truncatingIfNeeded: bits.evenHalf)
                 | SIMD4<UInt64>(truncatingIfNeeded: bits.oddHalf) &<< 24
             let low = pairs.evenHalf | pairs.oddHalf &<< 48
             let high = SIMD2<UInt32>(truncatingIfNeeded: pairs.oddHalf &>> 16)
@@ -594,8 +620,9 @@ public enum SampleConversion {
         if !interleaved || channelCount == 1 {
             // Channel-major (one channel is the same either way): contiguous vector stores.
             for channel in 0..<channelCount {
-                convertContiguous(Layout.self, channels[channel], count: frames,
-                                  to: destination + channel * frames * bytes)
+                convertContiguous(
+                    Layout.self, channels[channel], count: frames,
+                    to: destination + channel * frames * bytes)
             }
         } else if channelCount == 2 {
             // Stereo, the common streaming case: interleave the *floats* in registers, then
@@ -638,8 +665,9 @@ public enum SampleConversion {
                                 target += channelCount
                             }
                         }
-                        convertContiguous(Layout.self, scratch, count: blockFrames * channelCount,
-                                          to: destination + frame * channelCount * bytes)
+                        convertContiguous(
+                            Layout.self, scratch, count: blockFrames * channelCount,
+                            to: destination + frame * channelCount * bytes)
                         frame += blockFrames
                     }
                 } else {
@@ -650,8 +678,9 @@ public enum SampleConversion {
                         while first < channelCount {
                             let run = min(scratchCapacity, channelCount - first)
                             for index in 0..<run { scratch[index] = channels[first + index][frame] }
-                            convertContiguous(Layout.self, scratch, count: run,
-                                              to: destination + (frame * channelCount + first) * bytes)
+                            convertContiguous(
+                                Layout.self, scratch, count: run,
+                                to: destination + (frame * channelCount + first) * bytes)
                             first += run
                         }
                     }

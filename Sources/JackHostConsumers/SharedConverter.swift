@@ -83,8 +83,10 @@ public final class BlockEncoder {
     }
 
     /// Converts `buffers` and passes the bytes to `body`; they are valid only inside it.
-    public func encode<R>(_ buffers: AudioBufferListView, as encoding: AudioEncoding,
-                          _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    public func encode<R>(
+        _ buffers: AudioBufferListView, as encoding: AudioEncoding,
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
         let channels = buffers.channelCount, frames = buffers.frameCount
         let byteCount = channels * frames * encoding.bytesPerSample
         if byteCount > scratchBytes {
@@ -99,12 +101,14 @@ public final class BlockEncoder {
                 planar = .allocate(capacity: channels * frames)
                 planarCount = channels * frames
             }
-            SampleConversion.encodeInt24LeftJustified(buffers.channelPointers, frames: frames,
-                                                      interleaved: encoding.interleaved,
-                                                      into: scratch.assumingMemoryBound(to: Int32.self), scratch: planar)
+            SampleConversion.encodeInt24LeftJustified(
+                buffers.channelPointers, frames: frames,
+                interleaved: encoding.interleaved,
+                into: scratch.assumingMemoryBound(to: Int32.self), scratch: planar)
         } else {
-            SampleConversion.encode(buffers.channelPointers, frames: frames, format: encoding.sampleFormat,
-                                    interleaved: encoding.interleaved, into: scratch)
+            SampleConversion.encode(
+                buffers.channelPointers, frames: frames, format: encoding.sampleFormat,
+                interleaved: encoding.interleaved, into: scratch)
         }
         return body(UnsafeRawBufferPointer(start: scratch, count: byteCount))
     }
@@ -145,9 +149,10 @@ public final class SharedConverter: DeferredAudioConsumer, @unchecked Sendable {
     public func consume(_ block: AudioBlock) {
         for encoding in encodings {
             encoder.encode(block.buffers, as: encoding) { bytes in
-                let encoded = EncodedBlock(bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
-                                           encoding: encoding, timestamp: block.timestamp,
-                                           droppedFramesBefore: block.droppedFramesBefore)
+                let encoded = EncodedBlock(
+                    bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
+                    encoding: encoding, timestamp: block.timestamp,
+                    droppedFramesBefore: block.droppedFramesBefore)
                 for consumer in consumers where consumer.encoding == encoding { consumer.consume(encoded) }
             }
         }

@@ -24,9 +24,15 @@ public enum SplitLimit: Sendable, Equatable {
         case "M": multiplier = 1024 * 1024
         case "g", "G": multiplier = 1024 * 1024 * 1024
         case "t", "T": multiplier = 1024 * 1024 * 1024 * 1024
-        case "s": self = .seconds(number); return
-        case "m": self = .seconds(number * 60); return
-        case "h": self = .seconds(number * 3600); return
+        case "s":
+            self = .seconds(number)
+            return
+        case "m":
+            self = .seconds(number * 60)
+            return
+        case "h":
+            self = .seconds(number * 3600)
+            return
         default: return nil
         }
         let bytes = number * multiplier
@@ -44,7 +50,8 @@ public enum SplitLimit: Sendable, Equatable {
     private static func plainDecimal(_ text: Substring) -> Double? {
         let points = text.filter { $0 == "." }.count
         guard !text.isEmpty, text.count <= 40, points <= 1, text.contains(where: \.isASCIIDigit),
-              text.allSatisfy({ $0 == "." || $0.isASCIIDigit }) else { return nil }
+            text.allSatisfy({ $0 == "." || $0.isASCIIDigit })
+        else { return nil }
         return Double(text)
     }
 }

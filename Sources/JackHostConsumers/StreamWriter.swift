@@ -1,5 +1,5 @@
-import FoundationEssentials
 import CPosix
+import FoundationEssentials
 import Glibc
 import JackHost
 import Synchronization
@@ -60,8 +60,10 @@ public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @u
     ///
     /// - Throws: ``RecorderError`` for a path that cannot be written, or
     ///   ``StreamWriterError/stoppedWaitingForReader(path:)`` when `keepWaiting` said stop.
-    public init(path: String, sampleFormat: SampleFormat = .float32, interleaved: Bool = true, overwrite: Bool = false,
-                keepWaiting: () -> Bool = { true }) throws {
+    public init(
+        path: String, sampleFormat: SampleFormat = .float32, interleaved: Bool = true, overwrite: Bool = false,
+        keepWaiting: () -> Bool = { true }
+    ) throws {
         if FileKind.isFIFO(atPath: path) {
             var fd: Int32 = -1
             while true {
@@ -112,8 +114,10 @@ public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @u
     public func consume(_ block: AudioBlock) {
         guard !readerClosed else { return }
         encoder.encode(block.buffers, as: encoding) { bytes in
-            consume(EncodedBlock(bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
-                                 encoding: encoding, timestamp: block.timestamp, droppedFramesBefore: block.droppedFramesBefore))
+            consume(
+                EncodedBlock(
+                    bytes: bytes, frameCount: block.frameCount, channelCount: block.channelCount,
+                    encoding: encoding, timestamp: block.timestamp, droppedFramesBefore: block.droppedFramesBefore))
         }
     }
 

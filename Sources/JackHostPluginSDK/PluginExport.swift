@@ -37,9 +37,12 @@ final class ExportedPlugin {
 
     /// The descriptor for `type`, built on first use. Descriptor memory is never freed: it
     /// must outlive every caller, and the host never unloads a plugin.
-    static func descriptor<Plugin: JackHostPlugin>(for type: Plugin.Type, mode: UInt32,
-                                                   make: @escaping (PluginOptions) throws -> ExportedInstance.Delivery)
-        -> UnsafeRawPointer {
+    static func descriptor<Plugin: JackHostPlugin>(
+        for type: Plugin.Type, mode: UInt32,
+        make: @escaping (PluginOptions) throws -> ExportedInstance.Delivery
+    )
+        -> UnsafeRawPointer
+    {
         let address = exportedDescriptors.withLock { built in
             if let address = built[ObjectIdentifier(type)] { return address }
             let exported = ExportedPlugin(options: Plugin.options, make: make)
@@ -50,31 +53,35 @@ final class ExportedPlugin {
         return UnsafeRawPointer(bitPattern: address)!
     }
 
-    private static func buildDescriptor(name: String, version: String, mode: UInt32,
-                                        exported: ExportedPlugin) -> UnsafeMutablePointer<jackhost_plugin_descriptor_t> {
+    private static func buildDescriptor(
+        name: String, version: String, mode: UInt32,
+        exported: ExportedPlugin
+    ) -> UnsafeMutablePointer<jackhost_plugin_descriptor_t> {
         let options = exported.options
         let table = UnsafeMutablePointer<jackhost_plugin_option_t>.allocate(capacity: max(1, options.count))
         for (index, option) in options.enumerated() {
-            (table + index).initialize(to: jackhost_plugin_option_t(
-                name: UnsafePointer(strdup(option.name)), type: option.kind.abiValue, reserved: 0,
-                default_value: option.defaultValue.map { UnsafePointer(strdup($0)) },
-                help: UnsafePointer(strdup(option.help))))
+            (table + index).initialize(
+                to: jackhost_plugin_option_t(
+                    name: UnsafePointer(strdup(option.name)), type: option.kind.abiValue, reserved: 0,
+                    default_value: option.defaultValue.map { UnsafePointer(strdup($0)) },
+                    help: UnsafePointer(strdup(option.help))))
         }
         let descriptor = UnsafeMutablePointer<jackhost_plugin_descriptor_t>.allocate(capacity: 1)
-        descriptor.initialize(to: jackhost_plugin_descriptor_t(
-            abi_version: JACKHOST_PLUGIN_ABI_VERSION,
-            struct_size: UInt32(MemoryLayout<jackhost_plugin_descriptor_t>.size),
-            name: UnsafePointer(strdup(name)),
-            version: UnsafePointer(strdup(version)),
-            mode: mode,
-            option_count: UInt32(options.count),
-            options: options.isEmpty ? nil : UnsafePointer(table),
-            plugin_data: Unmanaged.passRetained(exported).toOpaque(),
-            create: pluginCreate,
-            prepare: pluginPrepare,
-            process: pluginProcess,
-            finish: pluginFinish,
-            destroy: pluginDestroy))
+        descriptor.initialize(
+            to: jackhost_plugin_descriptor_t(
+                abi_version: JACKHOST_PLUGIN_ABI_VERSION,
+                struct_size: UInt32(MemoryLayout<jackhost_plugin_descriptor_t>.size),
+                name: UnsafePointer(strdup(name)),
+                version: UnsafePointer(strdup(version)),
+                mode: mode,
+                option_count: UInt32(options.count),
+                options: options.isEmpty ? nil : UnsafePointer(table),
+                plugin_data: Unmanaged.passRetained(exported).toOpaque(),
+                create: pluginCreate,
+                prepare: pluginPrepare,
+                process: pluginProcess,
+                finish: pluginFinish,
+                destroy: pluginDestroy))
         return descriptor
     }
 }
@@ -131,12 +138,15 @@ final class ExportedInstance {
         guard let channels = fields.channels else { return nil }
         // Optional and non-optional pointers share a layout: reinterpret, do not copy.
         let pointers = UnsafeRawPointer(channels).assumingMemoryBound(to: UnsafePointer<Float>.self)
-        let view = AudioBufferListView(channels: pointers, channelCount: Int(fields.channel_count),
-                                       frameCount: Int(fields.frame_count))
-        let timestamp = AudioTimestamp(frameTime: fields.frame_time, microseconds: fields.microseconds,
-                                       sequence: fields.sequence, xrunSincePreviousCycle: fields.xrun != 0)
-        return AudioBlock(buffers: view, timestamp: timestamp,
-                          droppedFramesBefore: Int(truncatingIfNeeded: fields.dropped_frames_before))
+        let view = AudioBufferListView(
+            channels: pointers, channelCount: Int(fields.channel_count),
+            frameCount: Int(fields.frame_count))
+        let timestamp = AudioTimestamp(
+            frameTime: fields.frame_time, microseconds: fields.microseconds,
+            sequence: fields.sequence, xrunSincePreviousCycle: fields.xrun != 0)
+        return AudioBlock(
+            buffers: view, timestamp: timestamp,
+            droppedFramesBefore: Int(truncatingIfNeeded: fields.dropped_frames_before))
     }
 
     /// Converts a dummy block once, off the real-time thread, so the type metadata the
@@ -159,9 +169,11 @@ final class ExportedInstance {
 // MARK: The C functions in every exported descriptor
 
 /// `create`: checks options against the declarations, then runs the plugin's `init(options:)`.
-private func pluginCreate(_ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>?,
-                          _ pairs: UnsafePointer<jackhost_plugin_key_value_t>?, _ pairCount: UInt32,
-                          _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> UnsafeMutableRawPointer? {
+private func pluginCreate(
+    _ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>?,
+    _ pairs: UnsafePointer<jackhost_plugin_key_value_t>?, _ pairCount: UInt32,
+    _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int
+) -> UnsafeMutableRawPointer? {
     guard let data = descriptor?.pointee.plugin_data else {
         writeError("the host passed no descriptor to create()", to: errorBuffer, capacity: capacity)
         return nil
@@ -183,8 +195,10 @@ private func pluginCreate(_ descriptor: UnsafePointer<jackhost_plugin_descriptor
 }
 
 /// `prepare`: the plugin's `prepare(format:)`; a thrown error becomes the refusal's reason.
-private func pluginPrepare(_ instance: UnsafeMutableRawPointer?, _ format: UnsafePointer<jackhost_plugin_format_t>?,
-                           _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int32 {
+private func pluginPrepare(
+    _ instance: UnsafeMutableRawPointer?, _ format: UnsafePointer<jackhost_plugin_format_t>?,
+    _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int
+) -> Int32 {
     guard let instance, let format else {
         writeError("the host passed no instance or format to prepare()", to: errorBuffer, capacity: capacity)
         return 1

@@ -140,7 +140,8 @@ public struct PluginOptions: Sendable, Equatable {
         var seen: Set<String> = []
         for option in declared {
             guard !option.name.isEmpty,
-                  option.name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                option.name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            else {
                 throw .invalidDeclaration("option name \"\(option.name)\" may use only letters, digits, '-' and '_'")
             }
             guard seen.insert(option.name).inserted else {

@@ -33,8 +33,10 @@ public struct PluginTestDriver: Sendable {
     public var xrunCycles: Set<Int>
 
     /// Creates a driver; by default 48 kHz, 256-frame blocks, no drops, no xruns.
-    public init(sampleRate: Double = 48000, blockFrames: Int = 256, firstFrameTime: UInt32 = 0,
-                droppedCycles: Set<Int> = [], xrunCycles: Set<Int> = []) {
+    public init(
+        sampleRate: Double = 48000, blockFrames: Int = 256, firstFrameTime: UInt32 = 0,
+        droppedCycles: Set<Int> = [], xrunCycles: Set<Int> = []
+    ) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.firstFrameTime = firstFrameTime
@@ -79,7 +81,10 @@ public struct PluginTestDriver: Sendable {
         let channelCount = channels.count
         let samples = UnsafeMutablePointer<Float>.allocate(capacity: max(1, channelCount * frames))
         let pointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
-        defer { samples.deallocate(); pointers.deallocate() }
+        defer {
+            samples.deallocate()
+            pointers.deallocate()
+        }
         for (index, channel) in channels.enumerated() { (samples + index * frames).initialize(from: channel, count: frames) }
 
         let format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount)
@@ -101,9 +106,10 @@ public struct PluginTestDriver: Sendable {
             }
             for channel in 0..<channelCount { pointers[channel] = UnsafePointer(samples + channel * frames + offset) }
             let view = AudioBufferListView(channels: pointers, channelCount: channelCount, frameCount: count)
-            let timestamp = AudioTimestamp(frameTime: firstFrameTime &+ UInt32(truncatingIfNeeded: offset),
-                                           microseconds: UInt64(Double(offset) * 1_000_000 / sampleRate),
-                                           sequence: UInt64(cycle), xrunSincePreviousCycle: xrunCycles.contains(cycle))
+            let timestamp = AudioTimestamp(
+                frameTime: firstFrameTime &+ UInt32(truncatingIfNeeded: offset),
+                microseconds: UInt64(Double(offset) * 1_000_000 / sampleRate),
+                sequence: UInt64(cycle), xrunSincePreviousCycle: xrunCycles.contains(cycle))
             let block = AudioBlock(buffers: view, timestamp: timestamp, droppedFramesBefore: pendingDropped)
             pendingDropped = 0
             if let realtime = consumer as? any RealtimeAudioConsumer {

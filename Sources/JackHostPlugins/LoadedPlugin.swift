@@ -39,10 +39,11 @@ public final class LoadedPlugin {
         let instance = try PluginInstance(library: library, options: values)
         self.library = library
         self.optionValues = values
-        consumer = switch library.mode {
-        case .realtime: .realtime(RealtimePluginConsumer(instance: instance))
-        case .deferred: .deferred(DeferredPluginConsumer(instance: instance))
-        }
+        consumer =
+            switch library.mode {
+            case .realtime: .realtime(RealtimePluginConsumer(instance: instance))
+            case .deferred: .deferred(DeferredPluginConsumer(instance: instance))
+            }
     }
 
     /// Opens the plugin, checks its ABI and the specification's options, and creates an instance.

@@ -16,16 +16,17 @@ private func makeBlock(_ block: AudioBlock, structSize: UInt32) -> jackhost_plug
     let channels = UnsafeRawPointer(block.buffers.channelPointers.baseAddress)?
         .assumingMemoryBound(to: UnsafePointer<Float>?.self)
     let time = block.timestamp
-    return jackhost_plugin_block_t(struct_size: structSize,
-                                   channel_count: UInt32(truncatingIfNeeded: block.channelCount),
-                                   channels: channels,
-                                   frame_count: UInt32(truncatingIfNeeded: block.frameCount),
-                                   frame_time: time.frameTime,
-                                   microseconds: time.microseconds,
-                                   sequence: time.sequence,
-                                   xrun: time.xrunSincePreviousCycle ? 1 : 0,
-                                   reserved: 0,
-                                   dropped_frames_before: UInt64(truncatingIfNeeded: block.droppedFramesBefore))
+    return jackhost_plugin_block_t(
+        struct_size: structSize,
+        channel_count: UInt32(truncatingIfNeeded: block.channelCount),
+        channels: channels,
+        frame_count: UInt32(truncatingIfNeeded: block.frameCount),
+        frame_time: time.frameTime,
+        microseconds: time.microseconds,
+        sequence: time.sequence,
+        xrun: time.xrunSincePreviousCycle ? 1 : 0,
+        reserved: 0,
+        dropped_frames_before: UInt64(truncatingIfNeeded: block.droppedFramesBefore))
 }
 
 /// A real-time plugin as a JackHost ``RealtimeAudioConsumer``: its `process` runs in JACK's
@@ -69,8 +70,11 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
             var channel = sample
             withUnsafePointer(to: &channel) { channels in
                 let view = AudioBufferListView(channels: channels, channelCount: 1, frameCount: 1)
-                let block = AudioBlock(buffers: view, timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0,
-                                                                                xrunSincePreviousCycle: false))
+                let block = AudioBlock(
+                    buffers: view,
+                    timestamp: AudioTimestamp(
+                        frameTime: 0, microseconds: 0, sequence: 0,
+                        xrunSincePreviousCycle: false))
                 _ = makeBlock(block, structSize: blockSize)
             }
         }

@@ -32,9 +32,9 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .malformedSpecification: return nil
         case .fileNotFound(let path), .notASharedObject(let path, _), .missingEntrySymbol(let path),
-             .abiMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
-             .duplicateOption(let path, _, _), .invalidOptionValue(let path, _, _, _, _), .createFailed(let path, _, _),
-             .prepareRejected(let path, _, _, _):
+            .abiMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
+            .duplicateOption(let path, _, _), .invalidOptionValue(let path, _, _, _, _), .createFailed(let path, _, _),
+            .prepareRejected(let path, _, _, _):
             return path
         }
     }

@@ -32,8 +32,9 @@ final class PluginInstance {
         var error = [CChar](repeating: 0, count: Int(JACKHOST_PLUGIN_ERROR_CAPACITY))
         let created = pairs.withUnsafeMutableBufferPointer { buffer in
             error.withUnsafeMutableBufferPointer { errorBuffer in
-                descriptor.pointee.create(descriptor, buffer.baseAddress, UInt32(buffer.count),
-                                          errorBuffer.baseAddress, errorBuffer.count)
+                descriptor.pointee.create(
+                    descriptor, buffer.baseAddress, UInt32(buffer.count),
+                    errorBuffer.baseAddress, errorBuffer.count)
             }
         }
         guard let created else {
@@ -53,16 +54,18 @@ final class PluginInstance {
     func prepare(format: StreamFormat) throws(PluginError) {
         // A prepare without finish in between: close the previous run first, as the ABI promises pairs.
         if prepared { finish() }
-        var cFormat = jackhost_plugin_format_t(struct_size: UInt32(MemoryLayout<jackhost_plugin_format_t>.size),
-                                               channel_count: UInt32(format.channelCount),
-                                               sample_rate: format.sampleRate)
+        var cFormat = jackhost_plugin_format_t(
+            struct_size: UInt32(MemoryLayout<jackhost_plugin_format_t>.size),
+            channel_count: UInt32(format.channelCount),
+            sample_rate: format.sampleRate)
         var error = [CChar](repeating: 0, count: Int(JACKHOST_PLUGIN_ERROR_CAPACITY))
         let status = error.withUnsafeMutableBufferPointer { buffer in
             library.descriptor.pointee.prepare(handle, &cFormat, buffer.baseAddress, buffer.count)
         }
         guard status == 0 else {
-            throw .prepareRejected(path: library.path, plugin: library.name, format: format.description,
-                                   reason: Self.message(from: error))
+            throw .prepareRejected(
+                path: library.path, plugin: library.name, format: format.description,
+                reason: Self.message(from: error))
         }
         prepared = true
     }

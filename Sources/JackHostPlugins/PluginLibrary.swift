@@ -35,8 +35,10 @@ public final class PluginLibrary: @unchecked Sendable {
     /// The ABI version this host speaks.
     public static let hostABIVersion: UInt32 = JACKHOST_PLUGIN_ABI_VERSION
 
-    private init(path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, name: String, version: String,
-                 mode: PluginDeliveryMode, options: [PluginOptionInfo]) {
+    private init(
+        path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, name: String, version: String,
+        mode: PluginDeliveryMode, options: [PluginOptionInfo]
+    ) {
         self.path = path
         self.descriptor = descriptor
         self.name = name
@@ -70,8 +72,10 @@ public final class PluginLibrary: @unchecked Sendable {
 
     /// Checks a descriptor already in memory. `open(path:)` uses it after `dlsym`; tests use it
     /// to run a plugin exported in their own process through the same checks.
-    static func validated(_ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>,
-                          path: String) throws(PluginError) -> PluginLibrary {
+    static func validated(
+        _ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>,
+        path: String
+    ) throws(PluginError) -> PluginLibrary {
         // Only the first two fields are common to every ABI version; read nothing else before checking them.
         let abiVersion = descriptor.pointee.abi_version
         guard abiVersion == JACKHOST_PLUGIN_ABI_VERSION else {
@@ -79,8 +83,10 @@ public final class PluginLibrary: @unchecked Sendable {
         }
         let required = MemoryLayout<jackhost_plugin_descriptor_t>.size
         guard Int(descriptor.pointee.struct_size) >= required else {
-            throw .invalidDescriptor(path: path, reason: "struct_size is \(descriptor.pointee.struct_size) bytes; "
-                                     + "ABI version 1 needs at least \(required)")
+            throw .invalidDescriptor(
+                path: path,
+                reason: "struct_size is \(descriptor.pointee.struct_size) bytes; "
+                    + "ABI version 1 needs at least \(required)")
         }
         let fields = descriptor.pointee
         func invalid(_ reason: String) -> PluginError { .invalidDescriptor(path: path, reason: reason) }
@@ -91,18 +97,23 @@ public final class PluginLibrary: @unchecked Sendable {
         guard let mode = PluginDeliveryMode(abiValue: fields.mode) else {
             throw invalid("mode is \(fields.mode); use JACKHOST_PLUGIN_MODE_REALTIME (0) or JACKHOST_PLUGIN_MODE_DEFERRED (1)")
         }
-        let functions: [(String, Bool)] = [("create", fields.create != nil), ("prepare", fields.prepare != nil),
-                                           ("process", fields.process != nil), ("finish", fields.finish != nil),
-                                           ("destroy", fields.destroy != nil)]
+        let functions: [(String, Bool)] = [
+            ("create", fields.create != nil), ("prepare", fields.prepare != nil),
+            ("process", fields.process != nil), ("finish", fields.finish != nil),
+            ("destroy", fields.destroy != nil),
+        ]
         if let missing = functions.first(where: { !$0.1 }) { throw invalid("\(missing.0) is NULL") }
         let options = try readOptions(fields, invalid: invalid)
-        return PluginLibrary(path: path, descriptor: descriptor, name: name, version: String(cString: versionPointer),
-                             mode: mode, options: options)
+        return PluginLibrary(
+            path: path, descriptor: descriptor, name: name, version: String(cString: versionPointer),
+            mode: mode, options: options)
     }
 
     /// Reads and checks the option table: names present and unique, known types, defaults of the right type.
-    private static func readOptions(_ fields: jackhost_plugin_descriptor_t,
-                                    invalid: (String) -> PluginError) throws(PluginError) -> [PluginOptionInfo] {
+    private static func readOptions(
+        _ fields: jackhost_plugin_descriptor_t,
+        invalid: (String) -> PluginError
+    ) throws(PluginError) -> [PluginOptionInfo] {
         let count = Int(fields.option_count)
         guard count > 0 else { return [] }
         guard let table = fields.options else { throw invalid("option_count is \(count) but options is NULL") }
@@ -123,8 +134,10 @@ public final class PluginLibrary: @unchecked Sendable {
             if let defaultValue, !type.accepts(defaultValue) {
                 throw invalid("option \"\(name)\" has default \"\(defaultValue)\", which is not \(type.article) \(type.rawValue)")
             }
-            result.append(PluginOptionInfo(name: name, type: type, defaultValue: defaultValue,
-                                           help: entry.help.map { String(cString: $0) } ?? ""))
+            result.append(
+                PluginOptionInfo(
+                    name: name, type: type, defaultValue: defaultValue,
+                    help: entry.help.map { String(cString: $0) } ?? ""))
         }
         return result
     }

@@ -55,13 +55,21 @@ public struct PluginSpecification: Sendable {
     // Splitting works on the escaped text, so escapes survive until the parts are final.
 
     /// Splits at the first unescaped `separator`; the second part is nil if there is none.
-    private static func split(_ text: String, atFirst separator: Character,
-                              malformed: (String) -> PluginError) throws(PluginError) -> (String, String?) {
+    private static func split(
+        _ text: String, atFirst separator: Character,
+        malformed: (String) -> PluginError
+    ) throws(PluginError) -> (String, String?) {
         var escaped = false
         for index in text.indices {
             let character = text[index]
-            if escaped { escaped = false; continue }
-            if character == "\\" { escaped = true; continue }
+            if escaped {
+                escaped = false
+                continue
+            }
+            if character == "\\" {
+                escaped = true
+                continue
+            }
             if character == separator {
                 return (String(text[..<index]), String(text[text.index(after: index)...]))
             }
@@ -71,8 +79,10 @@ public struct PluginSpecification: Sendable {
     }
 
     /// Splits at every unescaped `separator`.
-    private static func splitAll(_ text: String, at separator: Character,
-                                 malformed: (String) -> PluginError) throws(PluginError) -> [String] {
+    private static func splitAll(
+        _ text: String, at separator: Character,
+        malformed: (String) -> PluginError
+    ) throws(PluginError) -> [String] {
         var parts: [String] = []
         var rest = text
         while true {

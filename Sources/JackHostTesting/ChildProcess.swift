@@ -5,10 +5,11 @@
 // Process so that the library needs FoundationEssentials only (see Lock.swift).
 
 import JackHost
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A child process started by this one.
@@ -44,7 +45,12 @@ package final class ChildProcess: @unchecked Sendable {
         processIdentifier = pid
     }
 
-    deinit { if isRunning { signal(SIGKILL); waitUntilExit() } }
+    deinit {
+        if isRunning {
+            signal(SIGKILL)
+            waitUntilExit()
+        }
+    }
 
     /// Whether the child has not exited yet (reaps it without blocking when it has).
     package var isRunning: Bool {

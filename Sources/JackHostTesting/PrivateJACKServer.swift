@@ -1,6 +1,6 @@
-import JackHost
 import FoundationEssentials
 import Glibc
+import JackHost
 
 /// A private `jackd` this process starts and stops: for tests, CI and jackhost's
 /// embedded first-use mode. It never touches the user's default server.
@@ -27,9 +27,11 @@ public final class PrivateJACKServer: @unchecked Sendable {
     private let logURL: URL
 
     /// Describes a server; nothing runs until ``start(timeout:)``.
-    public init(name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
-                bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
-                synchronous: Bool = false) {
+    public init(
+        name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
+        bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
+        synchronous: Bool = false
+    ) {
         self.synchronous = synchronous
         self.name = name
         self.sampleRate = sampleRate
@@ -60,8 +62,11 @@ public final class PrivateJACKServer: @unchecked Sendable {
             throw JackError.serverStartFailed(reason: "jackd is not installed; run scripts/setup or `apt-get install jackd2`")
         }
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let jackdArguments = ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + ["-d", "dummy", "-r", String(sampleRate),
-                              "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        let jackdArguments =
+            ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + [
+                "-d", "dummy", "-r", String(sampleRate),
+                "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels),
+            ]
         var executable = jackd
         var arguments = jackdArguments
         if let setpriv = PrivateJACKServer.findExecutable("setpriv") {
@@ -74,8 +79,9 @@ public final class PrivateJACKServer: @unchecked Sendable {
         environment["JACK_NO_START_SERVER"] = "1"
         let process: ChildProcess
         do {
-            process = try ChildProcess(executable: executable, arguments: arguments, environment: environment,
-                                       outputPath: logURL.path)
+            process = try ChildProcess(
+                executable: executable, arguments: arguments, environment: environment,
+                outputPath: logURL.path)
         } catch {
             throw JackError.serverStartFailed(reason: "could not run \(jackd): \(error)")
         }

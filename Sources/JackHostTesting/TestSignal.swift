@@ -1,6 +1,7 @@
 import CJack
-import JackHost
 import Glibc
+import JackHost
+import Synchronization
 
 /// Signals the built-in ``TestSignalSource`` plays, and the reference values tests compare against.
 public enum TestSignal: Sendable, Equatable {
@@ -66,8 +67,10 @@ public final class TestSignalSource: @unchecked Sendable {
     /// - Parameter stallMicroseconds: When non-zero, the generator's process callback sleeps
     ///   this long once a second: a deliberately overloaded client, to provoke real xruns
     ///   when testing how other clients account for them.
-    public init(name: String = "jackhost-signal", server: String?, channels: Int, signal: TestSignal,
-                stallMicroseconds: UInt32 = 0) throws {
+    public init(
+        name: String = "jackhost-signal", server: String?, channels: Int, signal: TestSignal,
+        stallMicroseconds: UInt32 = 0
+    ) throws {
         let client = try JackClient(name: name, server: server)
         self.client = client
         var ports: [JackPort] = []
@@ -77,8 +80,9 @@ public final class TestSignalSource: @unchecked Sendable {
                 client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Test signal \(index)")
                 ports.append(port)
             }
-            state = SignalState(client: client, ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
-                                stallMicroseconds: stallMicroseconds)
+            state = SignalState(
+                client: client, ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
+                stallMicroseconds: stallMicroseconds)
             state.install(on: client)
             outputPortNames = ports.map { client.fullName(of: $0) }
             try client.activate()
@@ -110,8 +114,6 @@ public final class TestSignalSource: @unchecked Sendable {
     }
 }
 
-import Synchronization
-
 // REAL-TIME: `render` runs in the generator's process callback.
 final class SignalState: @unchecked Sendable {
     let ports: UnsafeMutablePointer<OpaquePointer>
@@ -134,10 +136,11 @@ final class SignalState: @unchecked Sendable {
     deinit { ports.deallocate() }
 
     func install(on client: JackClient) {
-        client.installProcessCallback({ frames, context in
-            Unmanaged<SignalState>.fromOpaque(context!).takeUnretainedValue().render(frames: frames)
-            return 0
-        }, owner: self)
+        client.installProcessCallback(
+            { frames, context in
+                Unmanaged<SignalState>.fromOpaque(context!).takeUnretainedValue().render(frames: frames)
+                return 0
+            }, owner: self)
     }
 
     func render(frames: UInt32) {

@@ -1,2 +1,3 @@
 import JackHostCLI
+
 JackHostCommand.main()

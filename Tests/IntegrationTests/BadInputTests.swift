@@ -107,14 +107,16 @@ final class BadInputTests: XCTestCase {
                 Case(arguments: ["meter", "-s", s, "--connect", "(a"], status: 2, mentions: "not a usable regular expression"),
                 Case(arguments: ["meter", "-s", s, "--connect", "((a{255}){255}){255}"], status: 2, mentions: "expand past"),
                 Case(arguments: ["signal", "-s", s, "--connect", "["], status: 2, mentions: "not a usable regular expression"),
-                Case(arguments: ["record", "x.wav", "-s", s, "--connect", "nosuch:.*", "-d", "1"], status: 1, mentions: "matches no audio output port"),
+                Case(
+                    arguments: ["record", "x.wav", "-s", s, "--connect", "nosuch:.*", "-d", "1"], status: 1, mentions: "matches no audio output port"),
                 Case(arguments: ["record", "x.wav", "-s", s, "--connect", "a", "--no-auto-connect"], status: 2, mentions: "exclude each other"),
                 // Files: never overwritten, never guessed.
                 Case(arguments: ["record", "precious.wav", "-s", s, "-d", "1"], status: 2, mentions: "precious.wav exists"),
                 Case(arguments: ["record", path("precious.wav"), "-s", s, "-d", "1", "-f", "wav"], status: 2, mentions: "--overwrite"),
                 Case(arguments: ["record", "link.wav", "-s", s, "-d", "1"], status: 2, mentions: "link.wav exists"),
-                Case(arguments: ["record", "dangling.wav", "-s", s, "-d", "1"], status: 2, mentions: "symbolic link to a file that does not exist",
-                     mustNotMention: "File exists"),
+                Case(
+                    arguments: ["record", "dangling.wav", "-s", s, "-d", "1"], status: 2, mentions: "symbolic link to a file that does not exist",
+                    mustNotMention: "File exists"),
                 Case(arguments: ["record", "segment.wav", "-s", s, "-d", "1"], status: 2, mentions: "segment-0002.wav exists from an earlier take"),
                 Case(arguments: ["record", "adir.wav", "-s", s], status: 2, mentions: "it is a directory"),
                 Case(arguments: ["record", path("no/such/dir/take.wav"), "-s", s], status: 2, mentions: "does not exist"),
@@ -129,10 +131,12 @@ final class BadInputTests: XCTestCase {
                 Case(arguments: ["record", "x.flac", "-s", s, "--sample-format", "f32"], status: 2, mentions: "FLAC"),
                 Case(arguments: ["record", "-", "-s", s, "--split", "30s"], status: 2, mentions: "standard output"),
                 Case(arguments: ["run", "--record", "precious.wav", "--meter", "-s", s], status: 2, mentions: "precious.wav exists"),
-                Case(arguments: ["run", "--record", "same.wav", "--stream", "--output", "same.wav", "-s", s, "-d", "1"], status: 2,
-                     mentions: "same file"),
-                Case(arguments: ["run", "--record", "precious.wav", "--stream", "--output", "link.wav", "--overwrite", "-s", s, "-d", "1"],
-                     status: 2, mentions: "same file"),
+                Case(
+                    arguments: ["run", "--record", "same.wav", "--stream", "--output", "same.wav", "-s", s, "-d", "1"], status: 2,
+                    mentions: "same file"),
+                Case(
+                    arguments: ["run", "--record", "precious.wav", "--stream", "--output", "link.wav", "--overwrite", "-s", s, "-d", "1"],
+                    status: 2, mentions: "same file"),
                 Case(arguments: ["stream", "-o", "precious.wav", "-s", s, "-d", "1"], status: 2, mentions: "precious.wav exists"),
                 Case(arguments: ["stream", "-o", "/proc/x.raw", "-s", s, "-d", "1"], status: 2, mentions: "/proc/x.raw"),
                 Case(arguments: ["stream", "-o", path("no/such/dir/x.raw"), "-s", s], status: 2, mentions: "does not exist"),
@@ -145,10 +149,12 @@ final class BadInputTests: XCTestCase {
                 Case(arguments: ["meter", "-s", missing], status: 1, mentions: "no JACK server named"),
                 Case(arguments: ["stream", "-s", missing], status: 1, mentions: "no JACK server named"),
                 Case(arguments: ["run", "--meter", "-s", missing], status: 1, mentions: "no JACK server named"),
-                Case(arguments: ["record", "x.wav", "-d", "1"], status: 1, mentions: "no JACK server named \"\(missing)\"",
-                     environment: ["JACK_DEFAULT_SERVER": missing]),
+                Case(
+                    arguments: ["record", "x.wav", "-d", "1"], status: 1, mentions: "no JACK server named \"\(missing)\"",
+                    environment: ["JACK_DEFAULT_SERVER": missing]),
                 // A taken client name is not a missing server.
-                Case(arguments: ["record", "x.wav", "-s", s, "-n", "system", "-d", "1"], status: 1, mentions: "client named \"system\" already exists"),
+                Case(
+                    arguments: ["record", "x.wav", "-s", s, "-n", "system", "-d", "1"], status: 1, mentions: "client named \"system\" already exists"),
                 Case(arguments: ["meter", "-s", s, "-n", "system"], status: 1, mentions: "already exists"),
                 Case(arguments: ["signal", "-s", s, "-n", "system"], status: 1, mentions: "already exists"),
                 Case(arguments: ["record", "x.wav", "-s", s, "--embedded-server"], status: 2, mentions: "exclude each other"),
@@ -158,8 +164,9 @@ final class BadInputTests: XCTestCase {
             var slowest = 0.0
             for entry in cases {
                 let label = entry.arguments.map { $0.count > 40 ? String($0.prefix(20)) + "…" : $0 }.joined(separator: " ")
-                let result = try JACKFixture.run(JackhostBinary.path, entry.arguments, timeout: 30, environment: entry.environment,
-                                                 directory: directory)
+                let result = try JACKFixture.run(
+                    JackhostBinary.path, entry.arguments, timeout: 30, environment: entry.environment,
+                    directory: directory)
                 slowest = max(slowest, result.elapsed)
                 XCTAssertFalse(result.signalled, "\(label) crashed: \(result.stderr)")
                 XCTAssertEqual(result.status, entry.status, "\(label): \(result.stderr)")

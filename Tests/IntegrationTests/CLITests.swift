@@ -12,8 +12,9 @@ final class CLITests: XCTestCase {
     override func setUpWithError() throws {
         workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: JackhostBinary.path),
-                      "build jackhost first (swift build): \(JackhostBinary.path)")
+        XCTAssertTrue(
+            FileManager.default.isExecutableFile(atPath: JackhostBinary.path),
+            "build jackhost first (swift build): \(JackhostBinary.path)")
     }
 
     override func tearDownWithError() throws {
@@ -60,8 +61,12 @@ final class CLITests: XCTestCase {
             let result = try JackhostBinary.run(["info", "--server", server.name, "--json"])
             XCTAssertEqual(result.status, 0, result.stderr)
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-            XCTAssertEqual(Set(object.keys), ["sampleRate", "bufferFrames", "ioBufferDuration", "inputNumberOfChannels",
-                                              "inputLatencyFrames", "capturePorts"])
+            XCTAssertEqual(
+                Set(object.keys),
+                [
+                    "sampleRate", "bufferFrames", "ioBufferDuration", "inputNumberOfChannels",
+                    "inputLatencyFrames", "capturePorts",
+                ])
             XCTAssertEqual(object["inputNumberOfChannels"] as? Int, 6)
             XCTAssertEqual(object["sampleRate"] as? Double, 48000)
             XCTAssertEqual(object["bufferFrames"] as? Int, 256)
@@ -72,16 +77,18 @@ final class CLITests: XCTestCase {
 
     func testRunShowsPortsAndPrettyNamesToPatchbays() throws {
         try JACKFixture.withServer(captureChannels: 6) { server in
-            let child = try JackhostBinary.start(["run", "--meter", "-s", server.name, "--duration", "20", "-q"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["run", "--meter", "-s", server.name, "--duration", "20", "-q"],
+                directory: workDirectory)
             let observer = try JackClient(name: "observer", server: server.name)
             defer { observer.close() }
             XCTAssertTrue(JACKFixture.waitUntil { observer.portExists("jackhost:in_6") }, child.stderr)
             let listed = try JACKFixture.run("jack_lsp", ["-s", server.name])
             for index in 1...6 { XCTAssertTrue(listed.stdout.contains("jackhost:in_\(index)\n"), listed.stdout) }
             XCTAssertFalse(listed.stdout.contains("jackhost:in_7"))
-            let property = try JACKFixture.run("jack_property", ["-p", "-l", "jackhost:in_6"],
-                                               environment: ["JACK_DEFAULT_SERVER": server.name])
+            let property = try JACKFixture.run(
+                "jack_property", ["-p", "-l", "jackhost:in_6"],
+                environment: ["JACK_DEFAULT_SERVER": server.name])
             XCTAssertTrue(property.stdout.contains("Input 6"), property.stdout)
             XCTAssertEqual(observer.connections(ofPortNamed: "jackhost:in_3"), ["system:capture_3"])
             child.signal(SIGINT)
@@ -102,8 +109,11 @@ final class CLITests: XCTestCase {
             defer { generator.stop() }
             for entry in cases {
                 let path = workDirectory.appendingPathComponent(entry.file).path
-                let result = try JackhostBinary.run(["record", path, "-s", server.name, "-c", "3", "--connect", "jhgen:out_.*",
-                                                     "-d", "1.5", "--no-meter"] + entry.arguments, environment: entry.environment)
+                let result = try JackhostBinary.run(
+                    [
+                        "record", path, "-s", server.name, "-c", "3", "--connect", "jhgen:out_.*",
+                        "-d", "1.5", "--no-meter",
+                    ] + entry.arguments, environment: entry.environment)
                 XCTAssertEqual(result.status, 0, "\(entry.file): \(result.stderr)")
                 XCTAssertTrue(result.stdout.contains("recorded 72000 frames"), result.stdout)
                 let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), entry.file)
@@ -124,8 +134,9 @@ final class CLITests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let path = workDirectory.appendingPathComponent("interrupted.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
             usleep(1_500_000)
             child.signal(SIGINT)
@@ -146,8 +157,9 @@ final class CLITests: XCTestCase {
             defer { generator.stop() }
             for signals in [[SIGTERM], [SIGINT, SIGINT, SIGINT]] {
                 let path = workDirectory.appendingPathComponent("signal-\(signals.count).wav").path
-                let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
-                                                     directory: workDirectory)
+                let child = try JackhostBinary.start(
+                    ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                    directory: workDirectory)
                 XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
                 usleep(1_000_000)
                 for signal in signals { child.signal(signal) }
@@ -156,8 +168,9 @@ final class CLITests: XCTestCase {
                 let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
                 XCTAssertEqual(reported, header.frames)
                 XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
-                reliabilityFigures(signals.count == 1 ? "SIGTERM mid-take" : "3 x SIGINT mid-take",
-                                   "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
+                reliabilityFigures(
+                    signals.count == 1 ? "SIGTERM mid-take" : "3 x SIGINT mid-take",
+                    "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
             }
         }
     }
@@ -167,8 +180,9 @@ final class CLITests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let path = workDirectory.appendingPathComponent("killed.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_2") }, child.stderr)
             let started = Date()
             usleep(3_000_000)
@@ -180,7 +194,11 @@ final class CLITests: XCTestCase {
             let sox = try AudioFileCheck.readWithSox(path, channels: 2)
             XCTAssertEqual(sox.first?.count, header.frames)
             XCTAssertNil(SequenceCheck.verify(sox).firstMismatch)
-            reliabilityFigures("SIGKILL mid-take", String(format: "killed after %.2f s; sndfile-info and sox read %d frames (%.2f s); lost at most %.2f s", elapsed, header.frames, Double(header.frames) / 48000, elapsed - Double(header.frames) / 48000))
+            reliabilityFigures(
+                "SIGKILL mid-take",
+                String(
+                    format: "killed after %.2f s; sndfile-info and sox read %d frames (%.2f s); lost at most %.2f s", elapsed, header.frames,
+                    Double(header.frames) / 48000, elapsed - Double(header.frames) / 48000))
         }
     }
 
@@ -189,7 +207,8 @@ final class CLITests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 4, signal: .sequence)
             defer { generator.stop() }
             let flac = workDirectory.appendingPathComponent("streamed.flac").path
-            let pipeline = "\(JackhostBinary.path) stream -s \(server.name) -c 4 --connect 'jhgen:out_.*' -d 1 --sample-format s16 --interleaved"
+            let pipeline =
+                "\(JackhostBinary.path) stream -s \(server.name) -c 4 --connect 'jhgen:out_.*' -d 1 --sample-format s16 --interleaved"
                 + " | sox -t raw -r 48000 -e signed -b 16 -c 4 - \(flac)"
             let result = try JACKFixture.run("/bin/bash", ["-c", "set -o pipefail; " + pipeline])
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -257,9 +276,11 @@ final class CLITests: XCTestCase {
             let wav = workDirectory.appendingPathComponent("shared.wav").path
             let raw = workDirectory.appendingPathComponent("shared.raw").path
             // Every built-in consumer at once (meter, recorder, stream): the RealtimeSanitizer pass runs this too.
-            let result = try JackhostBinary.run(["run", "--meter", "--record", wav, "--record-sample-format", "s16", "--stream", "-o", raw,
-                                                 "--sample-format", "s16", "--interleaved", "-s", server.name,
-                                                 "--connect", "jhgen:out_.*", "-d", "1"])
+            let result = try JackhostBinary.run([
+                "run", "--meter", "--record", wav, "--record-sample-format", "s16", "--stream", "-o", raw,
+                "--sample-format", "s16", "--interleaved", "-s", server.name,
+                "--connect", "jhgen:out_.*", "-d", "1",
+            ])
             XCTAssertEqual(result.status, 0, result.stderr)
             let streamed = try Data(contentsOf: URL(fileURLWithPath: raw))
             XCTAssertEqual(streamed.count, 48000 * 2 * 2)
@@ -277,7 +298,12 @@ final class CLITests: XCTestCase {
             let fifo = workDirectory.appendingPathComponent("audio.fifo").path
             let copy = workDirectory.appendingPathComponent("from-fifo.raw").path
             XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-            let reader = try JACKFixture.run("/bin/bash", ["-c", "cat \(fifo) > \(copy) & \(JackhostBinary.path) stream -s \(server.name) --connect 'jhgen:out_.*' -d 1 -b s16 -i -o \(fifo); status=$?; wait; exit $status"])
+            let reader = try JACKFixture.run(
+                "/bin/bash",
+                [
+                    "-c",
+                    "cat \(fifo) > \(copy) & \(JackhostBinary.path) stream -s \(server.name) --connect 'jhgen:out_.*' -d 1 -b s16 -i -o \(fifo); status=$?; wait; exit $status",
+                ])
             XCTAssertEqual(reader.status, 0, reader.stderr)
             let samples = try Data(contentsOf: URL(fileURLWithPath: copy)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
             XCTAssertEqual(samples.count, 2 * 48000)
@@ -288,12 +314,17 @@ final class CLITests: XCTestCase {
 
     func testClosedPipeEndsTheStreamCleanly() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
-            let result = try JACKFixture.run("/bin/sh", ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; echo \"status ${PIPESTATUS:-}\""], timeout: 20)
+            let result = try JACKFixture.run(
+                "/bin/sh",
+                ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; echo \"status ${PIPESTATUS:-}\""],
+                timeout: 20)
             XCTAssertEqual(result.status, 0, result.stderr)
             XCTAssertFalse(result.stderr.contains("Broken pipe"), result.stderr)
             JackhostBinary.assertNoSanitizerReport(result.stderr)
             // Same again, but read the exit status of jackhost itself.
-            let status = try JACKFixture.run("/bin/bash", ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; exit ${PIPESTATUS[0]}"], timeout: 20)
+            let status = try JACKFixture.run(
+                "/bin/bash", ["-c", "\(JackhostBinary.path) stream -s \(server.name) -b s16 | head -c 4096 > /dev/null; exit ${PIPESTATUS[0]}"],
+                timeout: 20)
             XCTAssertEqual(status.status, 0, "a closed pipe is a normal end: \(status.stderr)")
         }
     }
@@ -301,8 +332,9 @@ final class CLITests: XCTestCase {
     func testMeterSummaryMatchesTheSignalLevels() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
             // 1 kHz at 48 kHz: sample 12 of each period is exactly the crest, so the peak is exact.
-            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2,
-                                                 signal: .sine(frequency: 1000, amplitude: 0.5))
+            let generator = try TestSignalSource(
+                name: "jhgen", server: server.name, channels: 2,
+                signal: .sine(frequency: 1000, amplitude: 0.5))
             defer { generator.stop() }
             let result = try JackhostBinary.run(["meter", "-s", server.name, "--connect", "jhgen:out_.*", "-d", "2"])
             XCTAssertEqual(result.status, 0, result.stderr)

@@ -1,7 +1,7 @@
 import Foundation
 import JackHost
-import Synchronization
 import JackHostTesting
+import Synchronization
 import XCTest
 
 /// A real-time consumer that records into memory allocated in `prepare`: no allocation per cycle.
@@ -112,8 +112,9 @@ final class CaptureHostTests: XCTestCase {
                 XCTAssertFalse(names.contains("jackhost:in_\(captureChannels + 1)"))
 
                 // jack_property has no server option; it follows JACK_DEFAULT_SERVER.
-                let pretty = try JACKFixture.run("jack_property", ["-p", "-l", "jackhost:in_2"],
-                                                 environment: ["JACK_DEFAULT_SERVER": server.name])
+                let pretty = try JACKFixture.run(
+                    "jack_property", ["-p", "-l", "jackhost:in_2"],
+                    environment: ["JACK_DEFAULT_SERVER": server.name])
                 XCTAssertEqual(pretty.status, 0, pretty.stderr)
                 XCTAssertTrue(pretty.stdout.contains("Input 2"), pretty.stdout)
                 XCTAssertTrue(pretty.stdout.contains("http://jackaudio.org/metadata/order"), pretty.stdout)
@@ -134,16 +135,19 @@ final class CaptureHostTests: XCTestCase {
             XCTAssertEqual(host.connections(ofInput: "jackhost:in_2"), [])
             let result = try JACKFixture.run("jack_connect", ["-s", server.name, "system:capture_1", "jackhost:in_2"])
             XCTAssertEqual(result.status, 0, result.stderr)
-            XCTAssertTrue(JACKFixture.waitUntil {
-                host.connections(ofInput: "jackhost:in_2") == ["system:capture_1"]
-            })
+            XCTAssertTrue(
+                JACKFixture.waitUntil {
+                    host.connections(ofInput: "jackhost:in_2") == ["system:capture_1"]
+                })
         }
     }
 
     func testChannelOverrideAndPatternConnections() throws {
         try JACKFixture.withServer(captureChannels: 4) { server in
-            let host = CaptureHost(configuration: .init(serverName: server.name, channelCount: 2,
-                                                        connections: .patterns(["system:capture_[34]"])))
+            let host = CaptureHost(
+                configuration: .init(
+                    serverName: server.name, channelCount: 2,
+                    connections: .patterns(["system:capture_[34]"])))
             try host.start()
             defer { host.stop() }
             XCTAssertEqual(host.inputPortNames.count, 2)

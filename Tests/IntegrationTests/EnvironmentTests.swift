@@ -31,8 +31,9 @@ final class PipeWireTests: XCTestCase {
 
             // Ports and their metadata look the same to patchbays as under jackd.
             let running = try pipewire.start("host", jackhost, ["meter", "-c", "2", "-q", "-d", "30"])
-            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jackhost:in_2")) ?? false },
-                          running.log)
+            XCTAssertTrue(
+                JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jackhost:in_2")) ?? false },
+                running.log)
             let metadata = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"])
             XCTAssertTrue(metadata.stdout.contains("Input 2"), metadata.stdout)
             XCTAssertTrue(metadata.stdout.contains(JackClient.integerType), metadata.stdout)
@@ -41,8 +42,9 @@ final class PipeWireTests: XCTestCase {
             // record and stream are bit-exact against a generator in its own pw-jack process.
             let generator = try pipewire.start("generator", jackhost, ["signal", "-k", "sequence", "-c", "4", "-n", "jhgen"])
             defer { generator.stop() }
-            XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhgen:out_4")) ?? false },
-                          generator.log)
+            XCTAssertTrue(
+                JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhgen:out_4")) ?? false },
+                generator.log)
             let wav = work.appendingPathComponent("pw.wav").path
             let record = try pipewire.run(jackhost, ["record", wav, "-c", "4", "--connect", "jhgen:out_.*", "-d", "2", "--no-meter"])
             XCTAssertEqual(record.status, 0, record.stderr)
@@ -52,8 +54,12 @@ final class PipeWireTests: XCTestCase {
             XCTAssertNil(recorded.firstMismatch, "record under PipeWire: \(recorded)")
 
             let raw = work.appendingPathComponent("pw.raw").path
-            let stream = try pipewire.run(jackhost, ["stream", "-c", "4", "--connect", "jhgen:out_.*", "-d", "1",
-                                                     "-b", "f32", "-i", "-o", raw])
+            let stream = try pipewire.run(
+                jackhost,
+                [
+                    "stream", "-c", "4", "--connect", "jhgen:out_.*", "-d", "1",
+                    "-b", "f32", "-i", "-o", raw,
+                ])
             XCTAssertEqual(stream.status, 0, stream.stderr)
             let floats = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
             let planar = (0..<4).map { c in stride(from: c, to: floats.count, by: 4).map { floats[$0] } }
@@ -61,8 +67,12 @@ final class PipeWireTests: XCTestCase {
             XCTAssertNil(SequenceCheck.verify(planar).firstMismatch, "stream under PipeWire")
 
             // The meter summary is right for a known sine.
-            let sine = try pipewire.start("sine", jackhost, ["signal", "-k", "sine", "--frequency", "1000", "--amplitude", "0.5",
-                                                             "-c", "2", "-n", "jhsine"])
+            let sine = try pipewire.start(
+                "sine", jackhost,
+                [
+                    "signal", "-k", "sine", "--frequency", "1000", "--amplitude", "0.5",
+                    "-c", "2", "-n", "jhsine",
+                ])
             defer { sine.stop() }
             XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhsine:out_2")) ?? false })
             let meter = try pipewire.run(jackhost, ["meter", "-c", "2", "--connect", "jhsine:out_.*", "-d", "2"])
@@ -96,14 +106,22 @@ final class PipeWireTests: XCTestCase {
             let pipewire = try PipeWireEnvironment()
             defer { pipewire.stop() }
             let jackhost = JackhostBinary.path
-            let staller = try pipewire.start("staller", jackhost, ["signal", "-k", "sequence", "-c", "2", "-n", "jhstall",
-                                                                   "--stall-ms", "60"])
+            let staller = try pipewire.start(
+                "staller", jackhost,
+                [
+                    "signal", "-k", "sequence", "-c", "2", "-n", "jhstall",
+                    "--stall-ms", "60",
+                ])
             defer { staller.stop() }
             XCTAssertTrue(JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jhstall:out_2")) ?? false })
             let work = FileManager.default.temporaryDirectory.appendingPathComponent("jhpwx-\(UUID().uuidString.prefix(8)).wav")
             defer { try? FileManager.default.removeItem(at: work) }
-            let record = try pipewire.run(jackhost, ["run", "--record", work.path, "--meter", "-c", "2",
-                                                     "--connect", "jhstall:out_.*", "-d", "4"])
+            let record = try pipewire.run(
+                jackhost,
+                [
+                    "run", "--record", work.path, "--meter", "-c", "2",
+                    "--connect", "jhstall:out_.*", "-d", "4",
+                ])
             XCTAssertEqual(record.status, 0, record.stderr)
             JackhostBinary.assertNoSanitizerReport(record.stderr)
             let header = record.stdout.split(separator: "\n").first { $0.hasPrefix("channel") }?.split(separator: " ").map(String.init) ?? []
@@ -117,9 +135,13 @@ final class PipeWireTests: XCTestCase {
             let check = SequenceCheck.verifyGapsFilledWithSilence(try AudioFileCheck.readWithSox(work.path, channels: 2))
             XCTAssertNil(check.mismatch)
             XCTAssertEqual(check.silentFrames, 0)
-            XCTAssertLessThanOrEqual(check.jumps.reduce(0, +), skipped,
-                                     "every frame missing from the stream is in the skipped count: jumps \(check.jumps)")
-            reliabilityFigures("PipeWire, client stalling 60 ms/s", "PipeWire reported 0 xruns; jackhost counted \(skipped) skipped frames from frame-time jumps; the stream's own discontinuities total \(check.jumps.reduce(0, +)) frames, all within that count")
+            XCTAssertLessThanOrEqual(
+                check.jumps.reduce(0, +), skipped,
+                "every frame missing from the stream is in the skipped count: jumps \(check.jumps)")
+            reliabilityFigures(
+                "PipeWire, client stalling 60 ms/s",
+                "PipeWire reported 0 xruns; jackhost counted \(skipped) skipped frames from frame-time jumps; the stream's own discontinuities total \(check.jumps.reduce(0, +)) frames, all within that count"
+            )
         }
     }
 }
@@ -132,8 +154,12 @@ final class NetJackTests: XCTestCase {
             let net = try NetJackEnvironment(captureChannels: 2)
             defer { net.stop() }
             let jackhost = JackhostBinary.path
-            var generator = try net.startInMaster("generator", jackhost, ["signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
-                                                                          "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*"])
+            var generator = try net.startInMaster(
+                "generator", jackhost,
+                [
+                    "signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
+                    "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*",
+                ])
             defer { generator.stop() }
             XCTAssertTrue(JACKFixture.waitUntil { net.masterPorts().contains("jhgen:out_1") })
 
@@ -160,18 +186,24 @@ final class NetJackTests: XCTestCase {
             usleep(1_500_000)
             generator.stop()
             net.killMaster()
-            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) {
-                !((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer]).stdout.contains("system:capture_1")) ?? true)
-            }, "the slave's capture ports go away with the master")
+            XCTAssertTrue(
+                JACKFixture.waitUntil(timeout: 10) {
+                    !((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer]).stdout.contains("system:capture_1")) ?? true)
+                }, "the slave's capture ports go away with the master")
             let restart = try net.restartMasterUntilSlaveRejoins()
             XCTAssertTrue(restart.rejoined, "the slave rejoined; master ports \(net.masterPorts())\n\(net.diagnostics)")
             if restart.masters > 1 { print("NETJACK the slave rejoined the \(restart.masters)th master started (jack2 handshake hang)") }
-            generator = try net.startInMaster("generator2", jackhost, ["signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
-                                                                       "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*"])
-            XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) {
-                let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
-                return lines.contains("system:capture_1")
-            }, "jackhost reconnected the returning capture port")
+            generator = try net.startInMaster(
+                "generator2", jackhost,
+                [
+                    "signal", "-s", net.masterServer, "-k", "sequence", "-c", "2",
+                    "-n", "jhgen", "--connect", "\(net.slaveNetName):to_slave_.*",
+                ])
+            XCTAssertTrue(
+                JACKFixture.waitUntil(timeout: 20) {
+                    let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
+                    return lines.contains("system:capture_1")
+                }, "jackhost reconnected the returning capture port")
             usleep(2_000_000)
             kill(take.process.processIdentifier, SIGINT)
             let deadline = Date().addingTimeInterval(20)
@@ -181,7 +213,10 @@ final class NetJackTests: XCTestCase {
             let after = try AudioFileCheck.readWithSox(wav2, channels: 2)
             let tail = after.map { Array($0.suffix(24000)) }
             XCTAssertNil(SequenceCheck.verify(tail).firstMismatch, "the last half second carries the restarted master's signal")
-            reliabilityFigures("netjack2", "slave in automatic mode: 2 inputs; \(report.leadingSilence) frames of leading silence, then \(report.checkedFrames) bit-exact; after a master restart the ports were reconnected and the last 0.5 s is bit-exact again")
+            reliabilityFigures(
+                "netjack2",
+                "slave in automatic mode: 2 inputs; \(report.leadingSilence) frames of leading silence, then \(report.checkedFrames) bit-exact; after a master restart the ports were reconnected and the last 0.5 s is bit-exact again"
+            )
         }
     }
 }

@@ -24,7 +24,8 @@ enum ExamplePlugins {
             let candidate = (directory as NSString).appendingPathComponent("lib\(name).so")
             if FileManager.default.fileExists(atPath: candidate) { return candidate }
         }
-        let message = "example plugin lib\(name).so is not built (looked in \(searchDirectories.joined(separator: ", "))); "
+        let message =
+            "example plugin lib\(name).so is not built (looked in \(searchDirectories.joined(separator: ", "))); "
             + "run scripts/build-examples first, or set JACKHOST_EXAMPLE_PLUGINS_DIR to its output directory"
         XCTFail(message, file: file, line: line)
         throw NotBuilt(description: message)
@@ -61,8 +62,9 @@ final class PluginTests: XCTestCase {
     override func setUpWithError() throws {
         workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-plugins-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: JackhostBinary.path),
-                      "build jackhost first (swift build): \(JackhostBinary.path)")
+        XCTAssertTrue(
+            FileManager.default.isExecutableFile(atPath: JackhostBinary.path),
+            "build jackhost first (swift build): \(JackhostBinary.path)")
     }
 
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: workDirectory) }
@@ -72,8 +74,9 @@ final class PluginTests: XCTestCase {
     /// Runs `body` with a server whose two capture inputs are fed a full-scale 1 kHz sine by "jhgen".
     private func withToneServer(_ body: (PrivateJACKServer) throws -> Void) throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
-            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2,
-                                                 signal: .sine(frequency: 1000, amplitude: 1.0))
+            let generator = try TestSignalSource(
+                name: "jhgen", server: server.name, channels: 2,
+                signal: .sine(frequency: 1000, amplitude: 1.0))
             defer { generator.stop() }
             try body(server)
         }
@@ -92,8 +95,10 @@ final class PluginTests: XCTestCase {
         let output = file("frequency.txt")
         try withToneServer { server in
             // Two instances of one plugin: one writes a file, one writes to jackhost's stdout.
-            let result = try JackhostBinary.run(["run", "--plugin", "\(estimator):output=\(output)", "--plugin", estimator,
-                                                 "-s", server.name, "--connect", "jhgen:out_.*", "-d", "2"])
+            let result = try JackhostBinary.run([
+                "run", "--plugin", "\(estimator):output=\(output)", "--plugin", estimator,
+                "-s", server.name, "--connect", "jhgen:out_.*", "-d", "2",
+            ])
             XCTAssertEqual(result.status, 0, result.stderr)
             let fromFile = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
             let fromStdout = result.stdout.split(separator: "\n").filter { $0.hasPrefix("frequency ") }
@@ -115,8 +120,10 @@ final class PluginTests: XCTestCase {
         let expected = BS1770.sineLoudness(frequency: 1000, amplitude: 1)
         XCTAssertEqual(expected, -3.0, accuracy: 0.05, "a full-scale 1 kHz sine is about -3 LUFS")
         try withToneServer { server in
-            let result = try JackhostBinary.run(["run", "--plugin", "\(meter):output=\(output)",
-                                                 "-s", server.name, "--connect", "jhgen:out_.*", "-d", "4.5"])
+            let result = try JackhostBinary.run([
+                "run", "--plugin", "\(meter):output=\(output)",
+                "-s", server.name, "--connect", "jhgen:out_.*", "-d", "4.5",
+            ])
             XCTAssertEqual(result.status, 0, result.stderr)
         }
         let lines = try jsonLines(output)
@@ -165,8 +172,10 @@ final class PluginTests: XCTestCase {
                 ("\(peak):max-channels=1", "CPeak", "CPeak is limited to 1 channels (max-channels=1) but the stream has 2"),
             ]
             for entry in cases {
-                let result = try JackhostBinary.run(["run", "--plugin", entry.plugin, "-s", server.name,
-                                                     "--connect", "jhgen:out_.*", "-d", "1"])
+                let result = try JackhostBinary.run([
+                    "run", "--plugin", entry.plugin, "-s", server.name,
+                    "--connect", "jhgen:out_.*", "-d", "1",
+                ])
                 XCTAssertEqual(result.status, 1, "\(entry.plugin): \(result.stderr)")
                 let lines = result.stderr.split(separator: "\n")
                 XCTAssertEqual(lines.count, 1, "one line: \(result.stderr)")
@@ -215,8 +224,10 @@ final class PluginTests: XCTestCase {
             let path = try ExamplePlugins.path(entry.name)
             let result = try JackhostBinary.run(["plugin", "inspect", path])
             XCTAssertEqual(result.status, 0, result.stderr)
-            for expected in ["name:     \(entry.name)", "version:  1.0.0", "abi:      1", "mode:     \(entry.mode)",
-                             "path:     \(path)"] + entry.options {
+            for expected in [
+                "name:     \(entry.name)", "version:  1.0.0", "abi:      1", "mode:     \(entry.mode)",
+                "path:     \(path)",
+            ] + entry.options {
                 XCTAssertTrue(result.stdout.contains(expected), "\(expected) in:\n\(result.stdout)")
             }
         }
@@ -246,8 +257,10 @@ final class PluginTests: XCTestCase {
 
             let output = file("\(name).txt")
             try withToneServer { server in
-                let result = try JackhostBinary.run(["run", "--plugin", "\(library):output=\(output)", "-s", server.name,
-                                                     "--connect", "jhgen:out_.*", "-d", "1"])
+                let result = try JackhostBinary.run([
+                    "run", "--plugin", "\(library):output=\(output)", "-s", server.name,
+                    "--connect", "jhgen:out_.*", "-d", "1",
+                ])
                 XCTAssertEqual(result.status, 0, result.stderr)
             }
             let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")

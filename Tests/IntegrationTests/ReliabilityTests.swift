@@ -1,8 +1,10 @@
 import Foundation
-@testable import JackHost
-import Synchronization
+import JackHostConsumers
 import JackHostTesting
+import Synchronization
 import XCTest
+
+@testable import JackHost
 
 /// A client whose process callback overruns the period on demand, to cause real xruns.
 final class StallingClient: @unchecked Sendable {
@@ -12,14 +14,15 @@ final class StallingClient: @unchecked Sendable {
     init(server: String) throws {
         client = try JackClient(name: "jhstall", server: server)
         _ = try client.registerAudioInput(named: "in")
-        client.setProcessCallback({ _, context in
-            let me = Unmanaged<StallingClient>.fromOpaque(context!).takeUnretainedValue()
-            if me.stallsRequested.load(ordering: .relaxed) > 0 {
-                me.stallsRequested.subtract(1, ordering: .relaxed)
-                usleep(40_000)  // 7.5 periods of 5.3 ms: the server must report an xrun
-            }
-            return 0
-        }, context: Unmanaged.passUnretained(self).toOpaque())
+        client.setProcessCallback(
+            { _, context in
+                let me = Unmanaged<StallingClient>.fromOpaque(context!).takeUnretainedValue()
+                if me.stallsRequested.load(ordering: .relaxed) > 0 {
+                    me.stallsRequested.subtract(1, ordering: .relaxed)
+                    usleep(40_000)  // 7.5 periods of 5.3 ms: the server must report an xrun
+                }
+                return 0
+            }, context: Unmanaged.passUnretained(self).toOpaque())
         try client.activate()
     }
 
@@ -53,8 +56,9 @@ final class ReliabilityTests: XCTestCase {
             defer { server.stop() }
             var generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
             let path = workDirectory.appendingPathComponent("take.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", name, "--connect", "jhgen:out_1", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", name, "--connect", "jhgen:out_1", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_2") }, child.stderr)
             // A connection made from outside during the run must come back after the restart.
             XCTAssertEqual(try JACKFixture.run("jack_connect", ["-s", name, "jhgen:out_2", "jackhost:in_2"]).status, 0)
@@ -68,10 +72,11 @@ final class ReliabilityTests: XCTestCase {
             defer { generator.stop() }
             let second = Recorder.numberedPathForTests(path, 2)
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: second) }, child.stderr)
-            XCTAssertTrue(JACKFixture.waitUntil {
-                generator.client.connections(ofPortNamed: "jackhost:in_2") == ["jhgen:out_2"]
-                    && generator.client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"]
-            }, "connections restored: \(generator.client.connections(ofPortNamed: "jackhost:in_2"))")
+            XCTAssertTrue(
+                JACKFixture.waitUntil {
+                    generator.client.connections(ofPortNamed: "jackhost:in_2") == ["jhgen:out_2"]
+                        && generator.client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"]
+                }, "connections restored: \(generator.client.connections(ofPortNamed: "jackhost:in_2"))")
             usleep(1_500_000)
             child.signal(SIGINT)
             XCTAssertEqual(child.wait(), 0, child.stderr)
@@ -83,7 +88,10 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertGreaterThan(next.frames, 48000)
             let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
             XCTAssertEqual(reported, first.frames + next.frames, "every captured frame is in one of the files: \(child.stdout)")
-            reliabilityFigures("kill -9 jackd mid-take, restart", "take.wav \(first.frames) frames + take-0002.wav \(next.frames) frames = reported \(reported ?? -1); both bit-exact; connections restored incl. one made with jack_connect")
+            reliabilityFigures(
+                "kill -9 jackd mid-take, restart",
+                "take.wav \(first.frames) frames + take-0002.wav \(next.frames) frames = reported \(reported ?? -1); both bit-exact; connections restored incl. one made with jack_connect"
+            )
             for file in [path, second] {
                 let channels = try AudioFileCheck.readWithSox(file, channels: 2)
                 let report = SequenceCheck.verifyEachChannel(channels)
@@ -133,7 +141,10 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertTrue(events.all.contains(.serverRestored), "\(events.all)")
             let stats = host.statistics
             XCTAssertEqual(stats.consumers.first.map { $0.deliveredFrames + $0.droppedFrames }, stats.capturedFrames)
-            reliabilityFigures("restart with -C 3 -r 44100", "ports in_1..in_3, consumers re-prepared (48000/2 -> 44100/3), routeChanged(3); delivered + dropped = captured = \(stats.capturedFrames)")
+            reliabilityFigures(
+                "restart with -C 3 -r 44100",
+                "ports in_1..in_3, consumers re-prepared (48000/2 -> 44100/3), routeChanged(3); delivered + dropped = captured = \(stats.capturedFrames)"
+            )
         }
     }
 
@@ -159,8 +170,9 @@ final class ReliabilityTests: XCTestCase {
             usleep(200_000)
             generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
-            XCTAssertTrue(JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"] },
-                          "the vanished source is reconnected")
+            XCTAssertTrue(
+                JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"] },
+                "the vanished source is reconnected")
             usleep(300_000)
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_2"), [], "a deliberate disconnect is respected")
             reliabilityFigures("source client quits and returns", "in_1 reconnected to jhgen:out_1; in_2, disconnected by hand, left alone")
@@ -176,25 +188,28 @@ final class ReliabilityTests: XCTestCase {
             var source: JackClient? = try JackClient(name: "late", server: server.name)
             _ = try source!.registerAudioOutput(named: "out_1")
             try source!.activate()
-            let host = CaptureHost(configuration: .init(serverName: server.name, channelCount: 1,
-                                                        connections: .patterns(["late:out_1"])))
+            let host = CaptureHost(
+                configuration: .init(
+                    serverName: server.name, channelCount: 1,
+                    connections: .patterns(["late:out_1"])))
             try host.start()
             defer { host.stop() }
             let client = try JackClient(name: "observer", server: server.name)
             defer { client.close() }
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), ["late:out_1"])
-            source!.close()   // the source vanishes: its connection is kept for restoring
+            source!.close()  // the source vanishes: its connection is kept for restoring
             source = nil
             XCTAssertTrue(JACKFixture.waitUntil { !client.portExists("late:out_1") })
             usleep(300_000)
             let returning = try JackClient(name: "late", server: server.name)
             defer { returning.close() }
             _ = try returning.registerAudioOutput(named: "out_1")
-            usleep(500_000)   // registered but not active: connecting it fails meanwhile
+            usleep(500_000)  // registered but not active: connecting it fails meanwhile
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_1"), [], "not connectable before activation")
             try returning.activate()
-            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { client.connections(ofPortNamed: "jackhost:in_1") == ["late:out_1"] },
-                          "restored once the returning client is active; failures: \(host.connectionFailures)")
+            XCTAssertTrue(
+                JACKFixture.waitUntil(timeout: 5) { client.connections(ofPortNamed: "jackhost:in_1") == ["late:out_1"] },
+                "restored once the returning client is active; failures: \(host.connectionFailures)")
         }
     }
 
@@ -223,14 +238,17 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertTrue(JACKFixture.waitUntil { host.connections(ofInput: "jackhost:in_3") == ["usbbridge:capture_1"] })
             XCTAssertEqual(host.connections(ofInput: "jackhost:in_1"), ["system:capture_1"], "old wiring kept")
             bridge.unregister(port)
-            XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 2 },
-                          "\(events.all) physical now: \(bridge.physicalCapturePorts())")
+            XCTAssertTrue(
+                JACKFixture.waitUntil { host.inputPortNames.count == 2 },
+                "\(events.all) physical now: \(bridge.physicalCapturePorts())")
             bridge.deactivate()
             bridge.close()
             XCTAssertEqual(formats.formats, [2, 3, 2])
             XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 3)))
             XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 2)))
-            reliabilityFigures("a physical capture port comes and goes", "inputs 2 -> 3 -> 2, consumers prepared for 2, 3, 2 channels, routeChanged events, in_3 wired to the new port")
+            reliabilityFigures(
+                "a physical capture port comes and goes",
+                "inputs 2 -> 3 -> 2, consumers prepared for 2, 3, 2 channels, routeChanged events, in_3 wired to the new port")
         }
     }
 
@@ -240,8 +258,9 @@ final class ReliabilityTests: XCTestCase {
             try server.start()
             defer { server.stop() }
             let path = workDirectory.appendingPathComponent("lost.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--no-reconnect", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--no-reconnect", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
             usleep(700_000)
             server.crash()
@@ -251,7 +270,8 @@ final class ReliabilityTests: XCTestCase {
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "the take is finalised")
             let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
             XCTAssertEqual(reported, header.frames)
-            reliabilityFigures("kill -9 jackd, --no-reconnect", "exit status 3; file finalised with \(header.frames) frames = reported \(reported ?? -1)")
+            reliabilityFigures(
+                "kill -9 jackd, --no-reconnect", "exit status 3; file finalised with \(header.frames) frames = reported \(reported ?? -1)")
         }
     }
 
@@ -282,9 +302,13 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertEqual(realtime.framesWritten.load(ordering: .relaxed), stats.capturedFrames)
             XCTAssertNil(SequenceCheck.verify(realtime.channels()).firstMismatch)
             XCTAssertNil(SequenceCheck.verify(deferred.channels).firstMismatch)
-            XCTAssertEqual(events.all.filter { if case .bufferSizeChanged = $0 { return true } else { return false } },
-                           [.bufferSizeChanged(frames: 1024), .bufferSizeChanged(frames: 64), .bufferSizeChanged(frames: 256)])
-            reliabilityFigures("jack_bufsize 256 -> 1024 -> 64 -> 256", "\(stats.capturedFrames) frames captured, \(deferred.channels[0].count) delivered deferred, \(realtime.framesWritten.load(ordering: .relaxed)) real-time, 0 dropped, bit-exact")
+            XCTAssertEqual(
+                events.all.filter { if case .bufferSizeChanged = $0 { return true } else { return false } },
+                [.bufferSizeChanged(frames: 1024), .bufferSizeChanged(frames: 64), .bufferSizeChanged(frames: 256)])
+            reliabilityFigures(
+                "jack_bufsize 256 -> 1024 -> 64 -> 256",
+                "\(stats.capturedFrames) frames captured, \(deferred.channels[0].count) delivered deferred, \(realtime.framesWritten.load(ordering: .relaxed)) real-time, 0 dropped, bit-exact"
+            )
         }
     }
 
@@ -306,21 +330,25 @@ final class ReliabilityTests: XCTestCase {
             // total it has seen while the host still runs: a loaded machine may add an xrun
             // while the host stops, after the monitor's last look.
             let xruns = host.statistics.xruns
-            XCTAssertTrue(JACKFixture.waitUntil { events.all.contains(.xrun(total: host.statistics.xruns)) },
-                          "an xrun event carries the running total: \(events.all), total \(host.statistics.xruns)")
+            XCTAssertTrue(
+                JACKFixture.waitUntil { events.all.contains(.xrun(total: host.statistics.xruns)) },
+                "an xrun event carries the running total: \(events.all), total \(host.statistics.xruns)")
             host.stop()
             XCTAssertGreaterThan(xruns, 0)
             XCTAssertGreaterThan(realtime.blocksWithXrunFlag.load(ordering: .relaxed), 0, "the next block is flagged")
             XCTAssertLessThanOrEqual(realtime.blocksWithXrunFlag.load(ordering: .relaxed), host.statistics.xruns)
-            reliabilityFigures("stalled client (3 x 40 ms)", "\(xruns) xruns counted, \(realtime.blocksWithXrunFlag.load(ordering: .relaxed)) blocks flagged, event total \(xruns)")
+            reliabilityFigures(
+                "stalled client (3 x 40 ms)",
+                "\(xruns) xruns counted, \(realtime.blocksWithXrunFlag.load(ordering: .relaxed)) blocks flagged, event total \(xruns)")
         }
     }
 
     func testStopOnXrunEndsTheTakeWithStatusOne() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let path = workDirectory.appendingPathComponent("perfect.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--stop-on-xrun", "--meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--stop-on-xrun", "--meter"],
+                directory: workDirectory)
             let staller = try StallingClient(server: server.name)
             defer { staller.stop() }
             XCTAssertTrue(JACKFixture.waitUntil { staller.client.portExists("jackhost:in_1") }, child.stderr)
@@ -362,7 +390,10 @@ final class ReliabilityTests: XCTestCase {
             let stats = host.statistics
             let slowStats = try XCTUnwrap(stats.consumers.first)
             XCTAssertEqual(slowStats.deliveredFrames + slowStats.droppedFrames, stats.capturedFrames)
-            reliabilityFigures("freewheel on 2 s, then off", "\(duringFreewheel.capturedFrames) frames in freewheel with 0 dropped and 0 xruns; afterwards drop-on-full: \(slowStats.droppedFrames) dropped, delivered + dropped = captured = \(stats.capturedFrames)")
+            reliabilityFigures(
+                "freewheel on 2 s, then off",
+                "\(duringFreewheel.capturedFrames) frames in freewheel with 0 dropped and 0 xruns; afterwards drop-on-full: \(slowStats.droppedFrames) dropped, delivered + dropped = captured = \(stats.capturedFrames)"
+            )
         }
     }
 
@@ -373,8 +404,11 @@ final class ReliabilityTests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let path = workDirectory.appendingPathComponent("hammer.wav").path
-            let child = try JackhostBinary.start(["record", path, "-s", server.name, "--connect", "jhgen:out_.*",
-                                                  "-d", "3", "--no-meter"], directory: workDirectory)
+            let child = try JackhostBinary.start(
+                [
+                    "record", path, "-s", server.name, "--connect", "jhgen:out_.*",
+                    "-d", "3", "--no-meter",
+                ], directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_1") }, child.stderr)
             for _ in 0..<200 {
                 try? generator.client.connect("system:capture_1", to: "jackhost:in_1")
@@ -405,8 +439,10 @@ final class ReliabilityTests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let path = mountPoint + "/full.wav"
-            let result = try JackhostBinary.run(["run", "--record", path, "--meter", "-s", server.name,
-                                                 "--connect", "jhgen:out_.*", "-d", "5"])
+            let result = try JackhostBinary.run([
+                "run", "--record", path, "--meter", "-s", server.name,
+                "--connect", "jhgen:out_.*", "-d", "5",
+            ])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
             XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
@@ -416,7 +452,9 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertEqual(reported, header.frames, "header and report agree")
             XCTAssertGreaterThan(header.frames, 100_000, "about 1 MiB of float stereo")
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
-            reliabilityFigures("1 MiB tmpfs fills mid-take", "exit 1; file readable with \(header.frames) frames = reported; bit-exact up to the failure; meter ran the full 5 s")
+            reliabilityFigures(
+                "1 MiB tmpfs fills mid-take",
+                "exit 1; file readable with \(header.frames) frames = reported; bit-exact up to the failure; meter ran the full 5 s")
         }
     }
 
@@ -428,7 +466,9 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
             XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
             XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end: \(result.stdout)")
-            reliabilityFigures("record to /dev/full", "exit 1; \(result.stderr.split(separator: "\n").first { $0.contains("no space") } ?? ""); meter summary printed")
+            reliabilityFigures(
+                "record to /dev/full",
+                "exit 1; \(result.stderr.split(separator: "\n").first { $0.contains("no space") } ?? ""); meter summary printed")
         }
     }
 }
@@ -446,7 +486,6 @@ final class EventLog: @unchecked Sendable {
     var all: [AudioSessionEvent] { lock.withLock { events } }
 }
 
-import JackHostConsumers
 extension Recorder {
     static func numberedPathForTests(_ path: String, _ index: Int) -> String { numberedPath(path, index: index) }
 }

@@ -21,8 +21,10 @@ final class TrustworthyTakeTests: XCTestCase {
     private func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
 
     /// Waits for exit and returns the status and the seconds since `since`.
-    private func exit(of child: RunningJackhost, since: Date, limit: Double = 5,
-                      file: StaticString = #filePath, line: UInt = #line) -> (status: Int32, seconds: Double) {
+    private func exit(
+        of child: RunningJackhost, since: Date, limit: Double = 5,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> (status: Int32, seconds: Double) {
         let status = child.wait(timeout: limit, file: file, line: line)
         return (status, Date().timeIntervalSince(since))
     }
@@ -36,10 +38,13 @@ final class TrustworthyTakeTests: XCTestCase {
         try JACKFixture.serialized {
             guard !PrivateJACKServer.isRunning(nil) else { throw XCTSkip("a default JACK server runs on this machine") }
             let take = path("take.wav")
-            for arguments in [["record", take, "-d", "1"], ["meter", "-d", "1"], ["stream", "-d", "1"], ["run", "--meter", "-d", "1"],
-                              ["record", "-d", "1"]] {
-                let result = try JACKFixture.run(JackhostBinary.path, arguments, timeout: 20, directory: workDirectory,
-                                                 removingEnvironment: ["JACK_DEFAULT_SERVER"])
+            for arguments in [
+                ["record", take, "-d", "1"], ["meter", "-d", "1"], ["stream", "-d", "1"], ["run", "--meter", "-d", "1"],
+                ["record", "-d", "1"],
+            ] {
+                let result = try JACKFixture.run(
+                    JackhostBinary.path, arguments, timeout: 20, directory: workDirectory,
+                    removingEnvironment: ["JACK_DEFAULT_SERVER"])
                 let label = arguments.joined(separator: " ")
                 XCTAssertEqual(result.status, 1, "\(label): \(result.stderr)")
                 XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(label): \(result.stderr)")
@@ -50,8 +55,9 @@ final class TrustworthyTakeTests: XCTestCase {
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: workDirectory.path), [], "no take of fake audio")
             // A studio server named by JACK_DEFAULT_SERVER that has crashed: the same, naming it.
             let crashed = "jhtest-crashed-\(getpid())"
-            let result = try JACKFixture.run(JackhostBinary.path, ["record", take, "-d", "1"], timeout: 20,
-                                             environment: ["JACK_DEFAULT_SERVER": crashed])
+            let result = try JACKFixture.run(
+                JackhostBinary.path, ["record", take, "-d", "1"], timeout: 20,
+                environment: ["JACK_DEFAULT_SERVER": crashed])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains("no JACK server named \"\(crashed)\""), result.stderr)
             XCTAssertFalse(FileManager.default.fileExists(atPath: take))
@@ -78,8 +84,10 @@ final class TrustworthyTakeTests: XCTestCase {
                 ("exec >&-; \(binary) stream -s \(server.name) \(connect) -d 0.5 -b s16", nil),
                 ("exec 2>&-; \(binary) record \(path("closed-stderr.wav")) -s \(server.name) \(connect) -d 0.5 --meter", path("closed-stderr.wav")),
                 ("exec <&-; \(binary) record \(path("closed-stdin.wav")) -s \(server.name) \(connect) -d 0.5", path("closed-stdin.wav")),
-                ("exec >&- 2>&- <&-; \(binary) run --record \(path("all-closed.wav")) --meter --stream -s \(server.name) \(connect) -d 0.5",
-                 path("all-closed.wav")),
+                (
+                    "exec >&- 2>&- <&-; \(binary) run --record \(path("all-closed.wav")) --meter --stream -s \(server.name) \(connect) -d 0.5",
+                    path("all-closed.wav")
+                ),
             ]
             for (script, take) in runs {
                 let result = try JACKFixture.run("/bin/sh", ["-c", script], timeout: 30)
@@ -99,7 +107,9 @@ final class TrustworthyTakeTests: XCTestCase {
             let property = try JACKFixture.run("jack_property", ["-s", server.name, "-l"])
             XCTAssertFalse(property.stderr.contains("BDB") || property.stdout.contains("BDB"), property.stderr)
             XCTAssertTrue(PrivateJACKServer.isRunning(server.name), "the server survived")
-            reliabilityFigures("stdout, stderr, stdin and all three closed", "exit 0 each; takes 24000 frames, bit-exact; no BDB message in the server log or from jack_lsp/jack_property afterwards")
+            reliabilityFigures(
+                "stdout, stderr, stdin and all three closed",
+                "exit 0 each; takes 24000 frames, bit-exact; no BDB message in the server log or from jack_lsp/jack_property afterwards")
         }
     }
 
@@ -131,11 +141,17 @@ final class TrustworthyTakeTests: XCTestCase {
 
             // `record` without FILE: time-stamped names, two at once in one directory, no collision.
             let children = try (0..<2).map { index in
-                try JackhostBinary.startIn(workDirectory, ["record", "-s", server.name, "-n", "recorder\(index)",
-                                                           "--connect", "jhgen:out_.*", "-d", "0.5", "-q"])
+                try JackhostBinary.startIn(
+                    workDirectory,
+                    [
+                        "record", "-s", server.name, "-n", "recorder\(index)",
+                        "--connect", "jhgen:out_.*", "-d", "0.5", "-q",
+                    ])
             }
             for child in children { XCTAssertEqual(child.wait(), 0, child.stderr) }
-            let automatic = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasPrefix("jackhost-") && $0.hasSuffix(".wav") }
+            let automatic = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter {
+                $0.hasPrefix("jackhost-") && $0.hasSuffix(".wav")
+            }
             XCTAssertEqual(automatic.count, 2, "\(automatic)")
             for name in automatic {
                 XCTAssertNotNil(name.range(of: #"^jackhost-\d{8}-\d{6}(-\d+)?\.wav$"#, options: .regularExpression), name)
@@ -152,8 +168,9 @@ final class TrustworthyTakeTests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let output = path("stdout.flac")
-            let result = try JACKFixture.run("/bin/sh", ["-c", "\(JackhostBinary.path) record - -f flac --meter -s \(server.name) --connect 'jhgen:out_.*' -d 0.5 > \(output)"],
-                                             timeout: 30)
+            let result = try JACKFixture.run(
+                "/bin/sh", ["-c", "\(JackhostBinary.path) record - -f flac --meter -s \(server.name) --connect 'jhgen:out_.*' -d 0.5 > \(output)"],
+                timeout: 30)
             XCTAssertEqual(result.status, 0, result.stderr)
             let bytes = try Data(contentsOf: URL(fileURLWithPath: output))
             XCTAssertEqual(String(decoding: bytes.prefix(4), as: UTF8.self), "fLaC", "stdout carries nothing but FLAC")
@@ -168,8 +185,9 @@ final class TrustworthyTakeTests: XCTestCase {
         try JACKFixture.withServer(captureChannels: 2) { server in
             let more = try JackhostBinary.run(["meter", "-s", server.name, "-c", "3", "-d", "0.2"])
             XCTAssertEqual(more.status, 0, more.stderr)
-            XCTAssertTrue(more.stderr.contains("warning: --channels 3 asks for more inputs than there are sources: jackhost:in_3 stays silent"),
-                          more.stderr)
+            XCTAssertTrue(
+                more.stderr.contains("warning: --channels 3 asks for more inputs than there are sources: jackhost:in_3 stays silent"),
+                more.stderr)
             let many = try JackhostBinary.run(["meter", "-s", server.name, "-c", "1024", "-d", "0.2", "-q"])
             XCTAssertEqual(many.status, 0, many.stderr)
             XCTAssertTrue(many.stderr.contains("jackhost:in_3, jackhost:in_4 … jackhost:in_1024 (1022 in all)"), many.stderr)
@@ -209,8 +227,9 @@ final class TrustworthyTakeTests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let take = path("hangup.wav")
-            let child = try JackhostBinary.start(["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
             usleep(700_000)
             child.signal(SIGUSR1)
@@ -227,7 +246,10 @@ final class TrustworthyTakeTests: XCTestCase {
             XCTAssertEqual(header.frames, reported, "the header holds every frame reported: \(child.stdout)")
             XCTAssertGreaterThan(header.frames, 48000)
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
-            reliabilityFigures("SIGHUP mid-take (SIGUSR1 before it)", "progress line printed, take went on; exit 0 after \(ended.seconds.formatted(places: 3)) s; header \(header.frames) frames = reported; bit-exact")
+            reliabilityFigures(
+                "SIGHUP mid-take (SIGUSR1 before it)",
+                "progress line printed, take went on; exit 0 after \(ended.seconds.formatted(places: 3)) s; header \(header.frames) frames = reported; bit-exact"
+            )
         }
     }
 
@@ -241,8 +263,9 @@ final class TrustworthyTakeTests: XCTestCase {
             defer { server.stop() }
             let generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
             let take = path("lost.wav")
-            let child = try JackhostBinary.start(["record", take, "-s", name, "--connect", "jhgen:out_.*", "--reconnect", "--no-meter"],
-                                                 directory: workDirectory)
+            let child = try JackhostBinary.start(
+                ["record", take, "-s", name, "--connect", "jhgen:out_.*", "--reconnect", "--no-meter"],
+                directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
             usleep(800_000)
             server.crash()
@@ -257,7 +280,9 @@ final class TrustworthyTakeTests: XCTestCase {
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
             XCTAssertGreaterThan(header.frames, 24000)
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
-            reliabilityFigures("SIGINT while waiting for a lost server", "exit 0 after \(ended.seconds.formatted(places: 3)) s; the take before the loss holds \(header.frames) frames, bit-exact")
+            reliabilityFigures(
+                "SIGINT while waiting for a lost server",
+                "exit 0 after \(ended.seconds.formatted(places: 3)) s; the take before the loss holds \(header.frames) frames, bit-exact")
         }
     }
 
@@ -272,8 +297,11 @@ final class TrustworthyTakeTests: XCTestCase {
 
             // 1. SIGINT while it runs.
             let take = path("slow.wav")
-            let child = try JackhostBinary.start(["run", "--record", take, "--plugin", plugin, "-s", server.name,
-                                                  "--connect", "jhgen:out_.*"], directory: workDirectory)
+            let child = try JackhostBinary.start(
+                [
+                    "run", "--record", take, "--plugin", plugin, "-s", server.name,
+                    "--connect", "jhgen:out_.*",
+                ], directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
             usleep(1_500_000)
             var sent = Date()
@@ -285,7 +313,10 @@ final class TrustworthyTakeTests: XCTestCase {
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
             XCTAssertGreaterThan(header.frames, 48000, "the recorder's own take is complete and finalised")
             XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
-            reliabilityFigures("SIGINT with a deferred plugin 19x slower than real time", "exit 1 after \(ended.seconds.formatted(places: 3)) s; the recorder's take \(header.frames) frames, bit-exact; \(child.stderr.split(separator: "\n").first { $0.contains("gave up") } ?? "")")
+            reliabilityFigures(
+                "SIGINT with a deferred plugin 19x slower than real time",
+                "exit 1 after \(ended.seconds.formatted(places: 3)) s; the recorder's take \(header.frames) frames, bit-exact; \(child.stderr.split(separator: "\n").first { $0.contains("gave up") } ?? "")"
+            )
 
             // 2. --duration ends: the drain gets 5 s, then what is left is given up and reported.
             let started = Date()
@@ -295,11 +326,14 @@ final class TrustworthyTakeTests: XCTestCase {
             XCTAssertLessThan(seconds, 9, "a 1 s take with a slow consumer ends after its 5 s drain limit")
             let abandoned = timed.stderr.components(separatedBy: "gave up ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
             XCTAssertGreaterThan(abandoned ?? 0, 20_000, timed.stderr)
-            reliabilityFigures("1 s take with the same plugin", "exit 1 after \(seconds.formatted(places: 2)) s (drain limit 5 s); \(abandoned ?? -1) frames given up, reported by consumer")
+            reliabilityFigures(
+                "1 s take with the same plugin",
+                "exit 1 after \(seconds.formatted(places: 2)) s (drain limit 5 s); \(abandoned ?? -1) frames given up, reported by consumer")
 
             // 3. A second signal during that drain ends it at once.
-            let drained = try JackhostBinary.start(["run", "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1"],
-                                                   directory: workDirectory)
+            let drained = try JackhostBinary.start(
+                ["run", "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1"],
+                directory: workDirectory)
             usleep(2_500_000)  // the 1 s take is over; the drain is under way
             XCTAssertTrue(drained.process.isRunning)
             sent = Date()
@@ -315,25 +349,25 @@ final class TrustworthyTakeTests: XCTestCase {
 /// A deferred C plugin that sleeps 100 ms in every process() call.
 enum SlowPlugin {
     static let source = """
-    #include <jackhost_plugin.h>
-    #include <stdlib.h>
-    #include <unistd.h>
-    static void *create(const jackhost_plugin_descriptor_t *d, const jackhost_plugin_key_value_t *p, uint32_t n, char *e, size_t c) {
-        (void)d; (void)p; (void)n; (void)e; (void)c;
-        return calloc(1, 1);
-    }
-    static int32_t prepare(void *i, const jackhost_plugin_format_t *f, char *e, size_t c) { (void)i; (void)f; (void)e; (void)c; return 0; }
-    static void process(void *i, const jackhost_plugin_block_t *b) { (void)i; (void)b; usleep(100000); }
-    static void finish(void *i) { (void)i; }
-    static void destroy(void *i) { free(i); }
-    static const jackhost_plugin_descriptor_t descriptor = {
-        .abi_version = JACKHOST_PLUGIN_ABI_VERSION, .struct_size = sizeof(jackhost_plugin_descriptor_t),
-        .name = "SlowPlugin", .version = "1.0.0", .mode = JACKHOST_PLUGIN_MODE_DEFERRED,
-        .option_count = 0, .options = NULL, .plugin_data = NULL,
-        .create = create, .prepare = prepare, .process = process, .finish = finish, .destroy = destroy,
-    };
-    __attribute__((visibility("default"))) const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void) { return &descriptor; }
-    """
+        #include <jackhost_plugin.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        static void *create(const jackhost_plugin_descriptor_t *d, const jackhost_plugin_key_value_t *p, uint32_t n, char *e, size_t c) {
+            (void)d; (void)p; (void)n; (void)e; (void)c;
+            return calloc(1, 1);
+        }
+        static int32_t prepare(void *i, const jackhost_plugin_format_t *f, char *e, size_t c) { (void)i; (void)f; (void)e; (void)c; return 0; }
+        static void process(void *i, const jackhost_plugin_block_t *b) { (void)i; (void)b; usleep(100000); }
+        static void finish(void *i) { (void)i; }
+        static void destroy(void *i) { free(i); }
+        static const jackhost_plugin_descriptor_t descriptor = {
+            .abi_version = JACKHOST_PLUGIN_ABI_VERSION, .struct_size = sizeof(jackhost_plugin_descriptor_t),
+            .name = "SlowPlugin", .version = "1.0.0", .mode = JACKHOST_PLUGIN_MODE_DEFERRED,
+            .option_count = 0, .options = NULL, .plugin_data = NULL,
+            .create = create, .prepare = prepare, .process = process, .finish = finish, .destroy = destroy,
+        };
+        __attribute__((visibility("default"))) const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void) { return &descriptor; }
+        """
 
     static func build(in directory: URL) throws -> String {
         let sourcePath = directory.appendingPathComponent("slow.c").path

@@ -1,5 +1,6 @@
-@testable import JackHostCLI
 import XCTest
+
+@testable import JackHostCLI
 
 final class ArgumentParserTests: XCTestCase {
     let table = [
@@ -10,8 +11,9 @@ final class ArgumentParserTests: XCTestCase {
     ]
 
     func testLongShortInlineAndPositionals() throws {
-        let parsed = try parseArguments(["take.wav", "--server", "a", "-c", "4", "--connect=x:.*", "--connect", "y", "--json"],
-                                        options: table, command: "record")
+        let parsed = try parseArguments(
+            ["take.wav", "--server", "a", "-c", "4", "--connect=x:.*", "--connect", "y", "--json"],
+            options: table, command: "record")
         XCTAssertEqual(parsed.value("server"), "a")
         XCTAssertEqual(parsed.value("channels"), "4")
         XCTAssertEqual(parsed.values["connect"], ["x:.*", "y"])
@@ -28,7 +30,10 @@ final class ArgumentParserTests: XCTestCase {
 
     func testMistakesNameTheOptionAndTheRemedy() {
         func message(_ arguments: [String]) -> String? {
-            do { _ = try parseArguments(arguments, options: table, command: "record"); return nil } catch { return error.message }
+            do {
+                _ = try parseArguments(arguments, options: table, command: "record")
+                return nil
+            } catch { return error.message }
         }
         XCTAssertEqual(message(["--bogus"]), "unknown option --bogus for `jackhost record`; see `jackhost record --help`")
         XCTAssertEqual(message(["-x"]), "unknown option -x for `jackhost record`; see `jackhost record --help`")
@@ -57,7 +62,9 @@ final class ArgumentParserTests: XCTestCase {
 
     func testCapturePlanValidatesBeforeTouchingJACK() throws {
         func plan(_ command: String, _ arguments: [String]) throws -> CapturePlan {
-            try CapturePlan(command: command, parsed: parseArguments(arguments, options: command == "run" ? CommandTables.run : CommandTables.record, command: command))
+            try CapturePlan(
+                command: command,
+                parsed: parseArguments(arguments, options: command == "run" ? CommandTables.run : CommandTables.record, command: command))
         }
         let record = try plan("record", [NSTemporaryDirectory() + "/plan.flac", "--split", "30s"])
         XCTAssertEqual(record.container, .flac, "inferred from the path when recording")
@@ -79,22 +86,29 @@ final class ArgumentParserTests: XCTestCase {
         func message(_ body: () throws -> Any) -> String {
             do { return "accepted \(try body())" } catch { return String(describing: error) }
         }
-        XCTAssertEqual(message { try ValueParsing.seconds("1e300", option: "duration") },
-                       "--duration 1e300 is not a decimal number; use 0.001 to 31536000 seconds, e.g. 90 or 2.5")
-        XCTAssertEqual(message { try ValueParsing.seconds("100000000000", option: "duration") },
-                       "--duration 100000000000 is out of range; use 0.001 to 31536000 seconds")
-        XCTAssertEqual(message { try ValueParsing.seconds("0x10", option: "duration") },
-                       "--duration 0x10 is not a decimal number; use 0.001 to 31536000 seconds, e.g. 90 or 2.5")
-        XCTAssertEqual(message { try ValueParsing.wholeNumber("0x2", option: "channels", range: 1...1024) },
-                       "--channels 0x2 is not a whole number; use a whole number from 1 to 1024")
-        XCTAssertEqual(message { try ValueParsing.wholeNumber("99999999999999999999999", option: "channels", range: 1...1024) },
-                       "--channels 99999999999999999999999 is out of range; use a whole number from 1 to 1024")
-        XCTAssertEqual(message { try ValueParsing.wholeNumber("2.5", option: "channels", range: 1...1024) },
-                       "--channels 2.5 is not a whole number; use a whole number from 1 to 1024")
+        XCTAssertEqual(
+            message { try ValueParsing.seconds("1e300", option: "duration") },
+            "--duration 1e300 is not a decimal number; use 0.001 to 31536000 seconds, e.g. 90 or 2.5")
+        XCTAssertEqual(
+            message { try ValueParsing.seconds("100000000000", option: "duration") },
+            "--duration 100000000000 is out of range; use 0.001 to 31536000 seconds")
+        XCTAssertEqual(
+            message { try ValueParsing.seconds("0x10", option: "duration") },
+            "--duration 0x10 is not a decimal number; use 0.001 to 31536000 seconds, e.g. 90 or 2.5")
+        XCTAssertEqual(
+            message { try ValueParsing.wholeNumber("0x2", option: "channels", range: 1...1024) },
+            "--channels 0x2 is not a whole number; use a whole number from 1 to 1024")
+        XCTAssertEqual(
+            message { try ValueParsing.wholeNumber("99999999999999999999999", option: "channels", range: 1...1024) },
+            "--channels 99999999999999999999999 is out of range; use a whole number from 1 to 1024")
+        XCTAssertEqual(
+            message { try ValueParsing.wholeNumber("2.5", option: "channels", range: 1...1024) },
+            "--channels 2.5 is not a whole number; use a whole number from 1 to 1024")
         XCTAssertEqual(message { try ValueParsing.split("9000000000G") }, "--split 9000000000G is out of range; use 64K to 1024T, or 1s to 8760h")
         XCTAssertEqual(message { try ValueParsing.split("2G") }, "accepted bytes(2147483648)")
-        XCTAssertTrue(message { try ValueParsing.seconds(String(repeating: "9", count: 500), option: "duration") }.count < 140,
-                      "a hostile value is shortened in the message")
+        XCTAssertTrue(
+            message { try ValueParsing.seconds(String(repeating: "9", count: 500), option: "duration") }.count < 140,
+            "a hostile value is shortened in the message")
     }
 
     func testContainerComesFromTheExtensionAndMustAgreeWithFormat() throws {

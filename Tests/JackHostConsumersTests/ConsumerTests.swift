@@ -1,7 +1,9 @@
+import CSndFile
 import Foundation
+import XCTest
+
 @testable import JackHost
 @testable import JackHostConsumers
-import XCTest
 
 /// Feeds consumers without a server, by building blocks by hand.
 private func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int = 0, _ body: (AudioBlock) -> Void) {
@@ -12,10 +14,15 @@ private func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int
         return copy
     }
     for (index, copy) in copies.enumerated() { pointers[index] = UnsafePointer(copy) }
-    defer { copies.forEach { $0.deallocate() }; pointers.deallocate() }
+    defer {
+        copies.forEach { $0.deallocate() }
+        pointers.deallocate()
+    }
     let view = AudioBufferListView(channels: pointers, channelCount: channels.count, frameCount: channels.first?.count ?? 0)
-    body(AudioBlock(buffers: view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false),
-                    droppedFramesBefore: dropped))
+    body(
+        AudioBlock(
+            buffers: view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false),
+            droppedFramesBefore: dropped))
 }
 
 final class LevelMeterTests: XCTestCase {
@@ -33,12 +40,18 @@ final class LevelMeterTests: XCTestCase {
         // Random bit patterns (NaN, infinities, denormals included) and audio-like values, at
         // lengths that exercise the vector body and the tail.
         var state: UInt64 = 0x1234_5678_9ABC_DEF0
-        func next() -> UInt64 { state ^= state << 13; state ^= state >> 7; state ^= state << 17; return state }
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
         for count in [0, 5, 8, 64, 67, 256, 1000] {
             let samples: [Float] = (0..<count).map { index in
                 let bits = next()
-                return index % 3 == 0 ? Float(bitPattern: UInt32(truncatingIfNeeded: bits))
-                                      : Float(Int32(truncatingIfNeeded: bits >> 32)) / 1_500_000_000
+                return index % 3 == 0
+                    ? Float(bitPattern: UInt32(truncatingIfNeeded: bits))
+                    : Float(Int32(truncatingIfNeeded: bits >> 32)) / 1_500_000_000
             }
             let portable = samples.withUnsafeBufferPointer { LevelMeter.measure($0, using: .portable) }
             XCTAssertEqual(portable.clips, samples.filter { abs($0) >= 1 }.count, "count \(count)")
@@ -67,7 +80,10 @@ final class LevelMeterTests: XCTestCase {
         var state: UInt32 = 12345
         for frames in [64, 61, 1024, 3] {
             let channels: [[Float]] = (0..<3).map { _ in
-                (0..<frames).map { _ in state = state &* 1_664_525 &+ 1_013_904_223; return Float(Int32(bitPattern: state)) / 1.9e9 }
+                (0..<frames).map { _ in
+                    state = state &* 1_664_525 &+ 1_013_904_223
+                    return Float(Int32(bitPattern: state)) / 1.9e9
+                }
             }
             withBlock(channels) { block in
                 portable.process(block)
@@ -139,7 +155,10 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(recorder.files, [path, Recorder.numberedPath(path, index: 2)])
         var first = SF_INFO(), second = SF_INFO()
         let a = sf_open(recorder.files[0], Int32(SFM_READ), &first), b = sf_open(recorder.files[1], Int32(SFM_READ), &second)
-        defer { sf_close(a); sf_close(b) }
+        defer {
+            sf_close(a)
+            sf_close(b)
+        }
         XCTAssertEqual([first.samplerate, first.channels, Int32(first.frames)], [48000, 2, 2])
         XCTAssertEqual([second.samplerate, second.channels, Int32(second.frames)], [44100, 3, 1])
     }
@@ -164,7 +183,8 @@ final class RecorderTests: XCTestCase {
         XCTAssertTrue(failure.description.contains("no space left on device"), failure.description)
         XCTAssertFalse(failure.description.contains("System error"), "libsndfile's raw text stays out: \(failure.description)")
         XCTAssertGreaterThan(recorder.framesLostToErrors, 0)
-        XCTAssertEqual(recorder.framesWritten + recorder.framesLostToErrors, 4 * 48000, "written \(recorder.framesWritten) lost \(recorder.framesLostToErrors)")
+        XCTAssertEqual(
+            recorder.framesWritten + recorder.framesLostToErrors, 4 * 48000, "written \(recorder.framesWritten) lost \(recorder.framesLostToErrors)")
     }
 
     /// WAV past 4 GiB becomes RF64 instead of truncating: 64 channels of float silence, 4.1 GiB.
@@ -221,8 +241,6 @@ final class RecorderTests: XCTestCase {
     }
 }
 
-import CSndFile
-
 /// Reads frame counts with libsndfile.
 enum SF_INFOProbe {
     static func frames(_ paths: [String]) -> [Int] {
@@ -241,7 +259,10 @@ final class SharedConverterTests: XCTestCase {
         let encoding: AudioEncoding
         var received: [[UInt8]] = []
         var bases: [UnsafeRawPointer] = []
-        init(_ name: String, _ encoding: AudioEncoding) { consumerName = name; self.encoding = encoding }
+        init(_ name: String, _ encoding: AudioEncoding) {
+            consumerName = name
+            self.encoding = encoding
+        }
         func prepare(format: StreamFormat) throws {}
         func consume(_ block: EncodedBlock) {
             received.append(Array(block.bytes))
@@ -269,10 +290,12 @@ final class SharedConverterTests: XCTestCase {
     }
 
     func testRecorderEncodingMatchesTheStreamOnlyWhereLibsndfileAgrees() {
-        XCTAssertEqual(Recorder(path: "/tmp/x.wav", sampleFormat: .int16).encoding,
-                       StreamWriter(descriptor: 1, sampleFormat: .int16, interleaved: true).encoding)
-        XCTAssertNotEqual(Recorder(path: "/tmp/x.wav", sampleFormat: .int24).encoding,
-                          StreamWriter(descriptor: 1, sampleFormat: .int24, interleaved: true).encoding,
-                          "libsndfile takes 24-bit in 32-bit words; a raw stream is packed")
+        XCTAssertEqual(
+            Recorder(path: "/tmp/x.wav", sampleFormat: .int16).encoding,
+            StreamWriter(descriptor: 1, sampleFormat: .int16, interleaved: true).encoding)
+        XCTAssertNotEqual(
+            Recorder(path: "/tmp/x.wav", sampleFormat: .int24).encoding,
+            StreamWriter(descriptor: 1, sampleFormat: .int24, interleaved: true).encoding,
+            "libsndfile takes 24-bit in 32-bit words; a raw stream is packed")
     }
 }

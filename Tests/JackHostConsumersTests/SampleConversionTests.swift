@@ -6,6 +6,7 @@
 // comparison is not circular), and decodes `encode`'s bytes by hand.
 
 import XCTest
+
 @testable import JackHostConsumers
 
 final class SampleConversionTests: XCTestCase {
@@ -29,12 +30,12 @@ final class SampleConversionTests: XCTestCase {
         mutating func nextSample() -> Float {
             let bits = next()
             switch bits % 6 {
-            case 0: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 2_147_483_648 // [-1, 1)
-            case 1: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 1_073_741_824 // [-2, 2), overs
-            case 2: return (Float(Int16(truncatingIfNeeded: bits >> 40)) + 0.5) / 32_768 // 16-bit ties
-            case 3: return (Float(Int32(truncatingIfNeeded: bits >> 40) >> 8) + 0.5) / 8_388_608 // 24-bit ties
-            case 4: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 16_777_216 // 8.24 grid, [-128, 128)
-            default: return Float(bitPattern: UInt32(truncatingIfNeeded: bits >> 32)) // anything, incl. NaN/inf
+            case 0: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 2_147_483_648  // [-1, 1)
+            case 1: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 1_073_741_824  // [-2, 2), overs
+            case 2: return (Float(Int16(truncatingIfNeeded: bits >> 40)) + 0.5) / 32_768  // 16-bit ties
+            case 3: return (Float(Int32(truncatingIfNeeded: bits >> 40) >> 8) + 0.5) / 8_388_608  // 24-bit ties
+            case 4: return Float(Int32(truncatingIfNeeded: bits >> 32)) / 16_777_216  // 8.24 grid, [-128, 128)
+            default: return Float(bitPattern: UInt32(truncatingIfNeeded: bits >> 32))  // anything, incl. NaN/inf
             }
         }
     }
@@ -49,7 +50,7 @@ final class SampleConversionTests: XCTestCase {
             one.nextUp, one.nextDown, minusOne.nextUp, minusOne.nextDown, 2, -2,
             .infinity, -.infinity, .nan, -.nan, .signalingNaN,
             .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
-            Float.leastNormalMagnitude.nextDown, -Float.leastNormalMagnitude.nextDown, // largest denormals
+            Float.leastNormalMagnitude.nextDown, -Float.leastNormalMagnitude.nextDown,  // largest denormals
             .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
             0.5 / 32_768, 1.5 / 32_768, 2.5 / 32_768, -0.5 / 32_768, -1.5 / 32_768, -2.5 / 32_768,
             32_767.5 / 32_768, -32_767.5 / 32_768, 32_766.5 / 32_768, -32_766.5 / 32_768,
@@ -93,7 +94,9 @@ final class SampleConversionTests: XCTestCase {
         for (index, x) in input.enumerated() where output[index] != reference(x) {
             mismatches += 1
             if mismatches <= 5 {
-                XCTFail("\(name)[\(index)] of \(input.count): x = \(x) (0x\(String(x.bitPattern, radix: 16))) gave \(output[index]), reference \(reference(x))", file: file, line: line)
+                XCTFail(
+                    "\(name)[\(index)] of \(input.count): x = \(x) (0x\(String(x.bitPattern, radix: 16))) gave \(output[index]), reference \(reference(x))",
+                    file: file, line: line)
             }
         }
         XCTAssertEqual(mismatches, 0, "\(name): \(mismatches) mismatches", file: file, line: line)
@@ -103,17 +106,22 @@ final class SampleConversionTests: XCTestCase {
     private func assertAllKernels(_ input: [Float], file: StaticString = #filePath, line: UInt = #line) {
         for kernels in Self.kernelsUnderTest {
             let tag = " (\(kernels))"
-            assertKernel("int16" + tag, input, canary: Int16(0x5A5A), { SampleConversion.floatToInt16($0, $1, count: $2, using: kernels) },
-                         matches: SampleConversion.referenceInt16, file: file, line: line)
-            assertKernel("int24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt24($0, $1, count: $2, using: kernels) },
-                         matches: SampleConversion.referenceInt24, file: file, line: line)
-            assertKernel("int24<<8" + tag, input, canary: Int32(0x5A5A_5A5A),
-                         { SampleConversion.floatToInt24LeftJustified($0, $1, count: $2, using: kernels) },
-                         matches: { SampleConversion.referenceInt24($0) << 8 }, file: file, line: line)
-            assertKernel("int32" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt32($0, $1, count: $2, using: kernels) },
-                         matches: SampleConversion.referenceInt32, file: file, line: line)
-            assertKernel("8.24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToFixed8_24($0, $1, count: $2, using: kernels) },
-                         matches: SampleConversion.referenceFixed8_24, file: file, line: line)
+            assertKernel(
+                "int16" + tag, input, canary: Int16(0x5A5A), { SampleConversion.floatToInt16($0, $1, count: $2, using: kernels) },
+                matches: SampleConversion.referenceInt16, file: file, line: line)
+            assertKernel(
+                "int24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt24($0, $1, count: $2, using: kernels) },
+                matches: SampleConversion.referenceInt24, file: file, line: line)
+            assertKernel(
+                "int24<<8" + tag, input, canary: Int32(0x5A5A_5A5A),
+                { SampleConversion.floatToInt24LeftJustified($0, $1, count: $2, using: kernels) },
+                matches: { SampleConversion.referenceInt24($0) << 8 }, file: file, line: line)
+            assertKernel(
+                "int32" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToInt32($0, $1, count: $2, using: kernels) },
+                matches: SampleConversion.referenceInt32, file: file, line: line)
+            assertKernel(
+                "8.24" + tag, input, canary: Int32(0x5A5A_5A5A), { SampleConversion.floatToFixed8_24($0, $1, count: $2, using: kernels) },
+                matches: SampleConversion.referenceFixed8_24, file: file, line: line)
         }
     }
 
@@ -147,9 +155,9 @@ final class SampleConversionTests: XCTestCase {
         for byte in 0..<size { value |= UInt64(bytes[index * size + byte]) << (8 * UInt64(byte)) }
         switch format {
         case .int16: return Int64(Int16(truncatingIfNeeded: value))
-        case .int24: return value & 0x80_0000 != 0 ? Int64(value) - 0x100_0000 : Int64(value) // sign-extend 24 bits
+        case .int24: return value & 0x80_0000 != 0 ? Int64(value) - 0x100_0000 : Int64(value)  // sign-extend 24 bits
         case .int32, .fixed8_24: return Int64(Int32(truncatingIfNeeded: value))
-        case .float32: return Int64(value) // bit pattern, so NaN payloads compare exactly
+        case .float32: return Int64(value)  // bit pattern, so NaN payloads compare exactly
         }
     }
 
@@ -183,8 +191,10 @@ final class SampleConversionTests: XCTestCase {
     }
 
     func testSampleFormatRejectsInvalidNames() {
-        for name in ["", " ", "f64", "float64", "int8", "s8", "8", "u16", "int 16", "s16 ", " s24",
-                     "8.23", "8,24", "fixed", "24bit", "pcm", "int16x", "ｆ32"] {
+        for name in [
+            "", " ", "f64", "float64", "int8", "s8", "8", "u16", "int 16", "s16 ", " s24",
+            "8.23", "8,24", "fixed", "24bit", "pcm", "int16x", "ｆ32",
+        ] {
             XCTAssertNil(SampleFormat(name: name), "\"\(name)\" should not parse")
         }
     }
@@ -202,7 +212,7 @@ final class SampleConversionTests: XCTestCase {
     func testReferenceInt16KnownValues() {
         XCTAssertEqual(SampleConversion.referenceInt16(0), 0)
         XCTAssertEqual(SampleConversion.referenceInt16(-0.0), 0)
-        XCTAssertEqual(SampleConversion.referenceInt16(1), 32_767) // 32768 clipped
+        XCTAssertEqual(SampleConversion.referenceInt16(1), 32_767)  // 32768 clipped
         XCTAssertEqual(SampleConversion.referenceInt16(-1), -32_768)
         XCTAssertEqual(SampleConversion.referenceInt16(0.5), 16_384)
         XCTAssertEqual(SampleConversion.referenceInt16(-0.5), -16_384)
@@ -218,7 +228,7 @@ final class SampleConversionTests: XCTestCase {
         XCTAssertEqual(SampleConversion.referenceInt16(2.5 / 32_768), 2)
         XCTAssertEqual(SampleConversion.referenceInt16(-1.5 / 32_768), -2)
         XCTAssertEqual(SampleConversion.referenceInt16(32_766.5 / 32_768), 32_766)
-        XCTAssertEqual(SampleConversion.referenceInt16(32_767.5 / 32_768), 32_767) // rounds to 32768, saturates
+        XCTAssertEqual(SampleConversion.referenceInt16(32_767.5 / 32_768), 32_767)  // rounds to 32768, saturates
         XCTAssertEqual(SampleConversion.referenceInt16(-32_767.5 / 32_768), -32_768)
     }
 
@@ -226,7 +236,7 @@ final class SampleConversionTests: XCTestCase {
         XCTAssertEqual(SampleConversion.referenceInt24(1), 8_388_607)
         XCTAssertEqual(SampleConversion.referenceInt24(-1), -8_388_608)
         XCTAssertEqual(SampleConversion.referenceInt24(0.5), 4_194_304)
-        XCTAssertEqual(SampleConversion.referenceInt24(Float(1).nextDown), 8_388_607) // 2^23 - 0.5 -> 2^23, saturated
+        XCTAssertEqual(SampleConversion.referenceInt24(Float(1).nextDown), 8_388_607)  // 2^23 - 0.5 -> 2^23, saturated
         XCTAssertEqual(SampleConversion.referenceInt24(.infinity), 8_388_607)
         XCTAssertEqual(SampleConversion.referenceInt24(-.infinity), -8_388_608)
         XCTAssertEqual(SampleConversion.referenceInt24(.nan), 0)
@@ -237,11 +247,11 @@ final class SampleConversionTests: XCTestCase {
     }
 
     func testReferenceInt32KnownValues() {
-        XCTAssertEqual(SampleConversion.referenceInt32(1), .max) // 2^31 does not fit
+        XCTAssertEqual(SampleConversion.referenceInt32(1), .max)  // 2^31 does not fit
         XCTAssertEqual(SampleConversion.referenceInt32(-1), .min)
         XCTAssertEqual(SampleConversion.referenceInt32(0.5), 1_073_741_824)
         XCTAssertEqual(SampleConversion.referenceInt32(-0.5), -1_073_741_824)
-        XCTAssertEqual(SampleConversion.referenceInt32(Float(1).nextDown), 2_147_483_520) // (1 - 2^-24) * 2^31
+        XCTAssertEqual(SampleConversion.referenceInt32(Float(1).nextDown), 2_147_483_520)  // (1 - 2^-24) * 2^31
         XCTAssertEqual(SampleConversion.referenceInt32(.infinity), .max)
         XCTAssertEqual(SampleConversion.referenceInt32(-.infinity), .min)
         XCTAssertEqual(SampleConversion.referenceInt32(.nan), 0)
@@ -254,7 +264,7 @@ final class SampleConversionTests: XCTestCase {
         XCTAssertEqual(SampleConversion.referenceFixed8_24(1), 16_777_216)
         XCTAssertEqual(SampleConversion.referenceFixed8_24(-1), -16_777_216)
         XCTAssertEqual(SampleConversion.referenceFixed8_24(0.5), 8_388_608)
-        XCTAssertEqual(SampleConversion.referenceFixed8_24(2), 33_554_432) // no [-1, 1] clamp
+        XCTAssertEqual(SampleConversion.referenceFixed8_24(2), 33_554_432)  // no [-1, 1] clamp
         XCTAssertEqual(SampleConversion.referenceFixed8_24(-128), .min)
         XCTAssertEqual(SampleConversion.referenceFixed8_24(128), .max)
         XCTAssertEqual(SampleConversion.referenceFixed8_24(Float(128).nextDown), 2_147_483_520)
@@ -327,7 +337,7 @@ final class SampleConversionTests: XCTestCase {
         var generator = XorShift64(state: 0xDEAD_BEEF_CAFE_F00D)
         var inputs: [Float] = []
         var expected: [Int32] = []
-        for step in -4_096...4_096 { // dense around zero, all exactly representable
+        for step in -4_096...4_096 {  // dense around zero, all exactly representable
             inputs.append(Float(step) / 16_777_216)
             expected.append(Int32(step))
         }
@@ -338,8 +348,10 @@ final class SampleConversionTests: XCTestCase {
             inputs.append(k / 16_777_216)
             expected.append(Int32(k))
         }
-        inputs.append(-128); expected.append(.min)
-        inputs.append(Float(128).nextDown); expected.append(2_147_483_520)
+        inputs.append(-128)
+        expected.append(.min)
+        inputs.append(Float(128).nextDown)
+        expected.append(2_147_483_520)
         for kernels in Self.kernelsUnderTest {
             let output = run(inputs, canary: Int32(0x5A5A_5A5A)) { SampleConversion.floatToFixed8_24($0, $1, count: $2, using: kernels) }
             XCTAssertEqual(output, expected, "\(kernels)")
@@ -378,8 +390,9 @@ final class SampleConversionTests: XCTestCase {
             SampleConversion.floatToInt24(source + 1, destination + 1, count: 41, using: kernels)
             XCTAssertEqual(destination[0], 99)
             XCTAssertEqual(destination[42], 99)
-            XCTAssertEqual(Array(UnsafeBufferPointer(start: destination + 1, count: 41)),
-                           input.map(SampleConversion.referenceInt24), "\(kernels)")
+            XCTAssertEqual(
+                Array(UnsafeBufferPointer(start: destination + 1, count: 41)),
+                input.map(SampleConversion.referenceInt24), "\(kernels)")
         }
     }
 
@@ -388,26 +401,26 @@ final class SampleConversionTests: XCTestCase {
     func testInterleave() {
         var generator = XorShift64(state: 0x1234_5678)
         for kernels in Self.kernelsUnderTest {
-          for channelCount in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64] {
-            for frames in [0, 1, 7, 8, 15, 16, 17, 33, 67, 300] {
-                let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
-                let total = channelCount * frames
-                let output = UnsafeMutablePointer<Float>.allocate(capacity: total + 1)
-                defer { output.deallocate() }
-                output.initialize(repeating: 12_345, count: total + 1)
-                channels.withPointers { SampleConversion.interleave($0, frames: frames, into: output, using: kernels) }
-                var mismatches = 0
-                for frame in 0..<frames {
-                    for channel in 0..<channelCount
-                    where output[frame * channelCount + channel].bitPattern != channels.samples[channel][frame].bitPattern {
-                        mismatches += 1
+            for channelCount in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64] {
+                for frames in [0, 1, 7, 8, 15, 16, 17, 33, 67, 300] {
+                    let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
+                    let total = channelCount * frames
+                    let output = UnsafeMutablePointer<Float>.allocate(capacity: total + 1)
+                    defer { output.deallocate() }
+                    output.initialize(repeating: 12_345, count: total + 1)
+                    channels.withPointers { SampleConversion.interleave($0, frames: frames, into: output, using: kernels) }
+                    var mismatches = 0
+                    for frame in 0..<frames {
+                        for channel in 0..<channelCount
+                        where output[frame * channelCount + channel].bitPattern != channels.samples[channel][frame].bitPattern {
+                            mismatches += 1
+                        }
                     }
+                    let context = "\(kernels): channels \(channelCount), frames \(frames)"
+                    XCTAssertEqual(mismatches, 0, context)
+                    XCTAssertEqual(output[total], 12_345, "wrote past the end: \(context)")
                 }
-                let context = "\(kernels): channels \(channelCount), frames \(frames)"
-                XCTAssertEqual(mismatches, 0, context)
-                XCTAssertEqual(output[total], 12_345, "wrote past the end: \(context)")
             }
-          }
         }
     }
 
@@ -440,24 +453,30 @@ final class SampleConversionTests: XCTestCase {
     }
 
     /// Encodes random channels and checks every decoded sample, plus guard bytes on both sides.
-    private func assertEncode(channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
-                              byteOffset: Int, generator: inout XorShift64) {
+    private func assertEncode(
+        channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
+        byteOffset: Int, generator: inout XorShift64
+    ) {
         for kernels in Self.kernelsUnderTest {
-            assertEncode(channelCount: channelCount, frames: frames, format: format, interleaved: interleaved,
-                         byteOffset: byteOffset, kernels: kernels, generator: &generator)
+            assertEncode(
+                channelCount: channelCount, frames: frames, format: format, interleaved: interleaved,
+                byteOffset: byteOffset, kernels: kernels, generator: &generator)
         }
     }
 
-    private func assertEncode(channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
-                              byteOffset: Int, kernels: SampleConversion.Kernels, generator: inout XorShift64) {
+    private func assertEncode(
+        channelCount: Int, frames: Int, format: SampleFormat, interleaved: Bool,
+        byteOffset: Int, kernels: SampleConversion.Kernels, generator: inout XorShift64
+    ) {
         let channels = Channels(channels: channelCount, frames: frames, generator: &generator)
         let count = SampleConversion.encodedByteCount(channels: channelCount, frames: frames, format: format)
         let guardByte: UInt8 = 0xA5
         var buffer = [UInt8](repeating: guardByte, count: byteOffset + count + 8)
         buffer.withUnsafeMutableBytes { raw in
             channels.withPointers {
-                SampleConversion.encode($0, frames: frames, format: format, interleaved: interleaved,
-                                        into: raw.baseAddress! + byteOffset, using: kernels)
+                SampleConversion.encode(
+                    $0, frames: frames, format: format, interleaved: interleaved,
+                    into: raw.baseAddress! + byteOffset, using: kernels)
             }
         }
         let context = "\(kernels) \(format) interleaved=\(interleaved) channels=\(channelCount) frames=\(frames) offset=\(byteOffset)"
@@ -472,7 +491,9 @@ final class SampleConversionTests: XCTestCase {
                 if decode(bytes, index: index, format: format) != expected(x, format: format) {
                     mismatches += 1
                     if mismatches <= 3 {
-                        XCTFail("\(context): channel \(channel) frame \(frame) x=\(x) decoded \(decode(bytes, index: index, format: format)), expected \(expected(x, format: format))")
+                        XCTFail(
+                            "\(context): channel \(channel) frame \(frame) x=\(x) decoded \(decode(bytes, index: index, format: format)), expected \(expected(x, format: format))"
+                        )
                     }
                 }
             }
@@ -486,8 +507,9 @@ final class SampleConversionTests: XCTestCase {
             for interleaved in [true, false] {
                 for channelCount in [1, 2, 3, 4, 6, 8, 9, 16, 23] {
                     for frames in [0, 1, 5, 8, 15, 16, 17, 31, 33, 64, 67, 100] {
-                        assertEncode(channelCount: channelCount, frames: frames, format: format,
-                                     interleaved: interleaved, byteOffset: 0, generator: &generator)
+                        assertEncode(
+                            channelCount: channelCount, frames: frames, format: format,
+                            interleaved: interleaved, byteOffset: 0, generator: &generator)
                     }
                 }
             }
@@ -500,10 +522,12 @@ final class SampleConversionTests: XCTestCase {
         for format in SampleFormat.allCases {
             for interleaved in [true, false] {
                 for byteOffset in [1, 2, 3] {
-                    assertEncode(channelCount: 2, frames: 37, format: format, interleaved: interleaved,
-                                 byteOffset: byteOffset, generator: &generator)
-                    assertEncode(channelCount: 5, frames: 37, format: format, interleaved: interleaved,
-                                 byteOffset: byteOffset, generator: &generator)
+                    assertEncode(
+                        channelCount: 2, frames: 37, format: format, interleaved: interleaved,
+                        byteOffset: byteOffset, generator: &generator)
+                    assertEncode(
+                        channelCount: 5, frames: 37, format: format, interleaved: interleaved,
+                        byteOffset: byteOffset, generator: &generator)
                 }
             }
         }
@@ -514,8 +538,9 @@ final class SampleConversionTests: XCTestCase {
         var generator = XorShift64(state: 2_024)
         for format in SampleFormat.allCases {
             for channelCount in [64, 100, 257, 300] {
-                assertEncode(channelCount: channelCount, frames: 19, format: format, interleaved: true,
-                             byteOffset: 0, generator: &generator)
+                assertEncode(
+                    channelCount: channelCount, frames: 19, format: format, interleaved: true,
+                    byteOffset: 0, generator: &generator)
             }
         }
     }
@@ -537,33 +562,35 @@ final class SampleConversionTests: XCTestCase {
         // Hand-written expected bytes, independent of the reference functions.
         let left: [Float] = [1, -1]
         let right: [Float] = [0.5, -0.5]
-      for kernels in Self.kernelsUnderTest {
-        func encoded(_ format: SampleFormat, interleaved: Bool) -> [UInt8] {
-            var bytes = [UInt8](repeating: 0, count: SampleConversion.encodedByteCount(channels: 2, frames: 2, format: format))
-            left.withUnsafeBufferPointer { l in
-                right.withUnsafeBufferPointer { r in
-                    [l.baseAddress!, r.baseAddress!].withUnsafeBufferPointer { channels in
-                        bytes.withUnsafeMutableBytes {
-                            SampleConversion.encode(channels, frames: 2, format: format, interleaved: interleaved,
-                                                    into: $0.baseAddress!, using: kernels)
+        for kernels in Self.kernelsUnderTest {
+            func encoded(_ format: SampleFormat, interleaved: Bool) -> [UInt8] {
+                var bytes = [UInt8](repeating: 0, count: SampleConversion.encodedByteCount(channels: 2, frames: 2, format: format))
+                left.withUnsafeBufferPointer { l in
+                    right.withUnsafeBufferPointer { r in
+                        [l.baseAddress!, r.baseAddress!].withUnsafeBufferPointer { channels in
+                            bytes.withUnsafeMutableBytes {
+                                SampleConversion.encode(
+                                    channels, frames: 2, format: format, interleaved: interleaved,
+                                    into: $0.baseAddress!, using: kernels)
+                            }
                         }
                     }
                 }
+                return bytes
             }
-            return bytes
+            // 32767, 16384, -32768, -16384
+            XCTAssertEqual(encoded(.int16, interleaved: true), [0xFF, 0x7F, 0x00, 0x40, 0x00, 0x80, 0x00, 0xC0])
+            // 32767, -32768, 16384, -16384
+            XCTAssertEqual(encoded(.int16, interleaved: false), [0xFF, 0x7F, 0x00, 0x80, 0x00, 0x40, 0x00, 0xC0])
+            // 8388607, 4194304, -8388608, -4194304
+            XCTAssertEqual(
+                encoded(.int24, interleaved: true),
+                [0xFF, 0xFF, 0x7F, 0x00, 0x00, 0x40, 0x00, 0x00, 0x80, 0x00, 0x00, 0xC0])
+            // 1.0 as float32 is 0x3F800000.
+            XCTAssertEqual(Array(encoded(.float32, interleaved: true).prefix(4)), [0x00, 0x00, 0x80, 0x3F])
+            // 8.24: 1.0 -> 0x01000000.
+            XCTAssertEqual(Array(encoded(.fixed8_24, interleaved: true).prefix(4)), [0x00, 0x00, 0x00, 0x01])
         }
-        // 32767, 16384, -32768, -16384
-        XCTAssertEqual(encoded(.int16, interleaved: true), [0xFF, 0x7F, 0x00, 0x40, 0x00, 0x80, 0x00, 0xC0])
-        // 32767, -32768, 16384, -16384
-        XCTAssertEqual(encoded(.int16, interleaved: false), [0xFF, 0x7F, 0x00, 0x80, 0x00, 0x40, 0x00, 0xC0])
-        // 8388607, 4194304, -8388608, -4194304
-        XCTAssertEqual(encoded(.int24, interleaved: true),
-                       [0xFF, 0xFF, 0x7F, 0x00, 0x00, 0x40, 0x00, 0x00, 0x80, 0x00, 0x00, 0xC0])
-        // 1.0 as float32 is 0x3F800000.
-        XCTAssertEqual(Array(encoded(.float32, interleaved: true).prefix(4)), [0x00, 0x00, 0x80, 0x3F])
-        // 8.24: 1.0 -> 0x01000000.
-        XCTAssertEqual(Array(encoded(.fixed8_24, interleaved: true).prefix(4)), [0x00, 0x00, 0x00, 0x01])
-      }
     }
 
     func testEncodeInt24LeftJustifiedInterleavedAndPlanar() {
@@ -576,11 +603,15 @@ final class SampleConversionTests: XCTestCase {
                     let total = channelCount * frames
                     let output = UnsafeMutablePointer<Int32>.allocate(capacity: total + 1)
                     let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: total)
-                    defer { output.deallocate(); scratch.deallocate() }
+                    defer {
+                        output.deallocate()
+                        scratch.deallocate()
+                    }
                     output.initialize(repeating: 0x5A5A_5A5A, count: total + 1)
                     channels.withPointers {
-                        SampleConversion.encodeInt24LeftJustified($0, frames: frames, interleaved: interleaved,
-                                                                  into: output, scratch: scratch, using: kernels)
+                        SampleConversion.encodeInt24LeftJustified(
+                            $0, frames: frames, interleaved: interleaved,
+                            into: output, scratch: scratch, using: kernels)
                     }
                     var mismatches = 0
                     for channel in 0..<channelCount {

@@ -1,8 +1,9 @@
 import CSndFile
 import Foundation
-@testable import JackHostConsumers
 import JackHost
 import XCTest
+
+@testable import JackHostConsumers
 
 /// Takes are never overwritten by accident: existing files, links and segments are refused
 /// before the run and, atomically, at creation; automatic names never collide.
@@ -16,7 +17,10 @@ final class TakeFilesTests: XCTestCase {
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
     private func refusal(_ body: () throws -> Void) -> String {
-        do { try body(); return "accepted" } catch { return String(describing: error) }
+        do {
+            try body()
+            return "accepted"
+        } catch { return String(describing: error) }
     }
 
     func testExistingFileIsRefusedAndLeftUntouched() throws {
@@ -95,8 +99,12 @@ final class TakeFilesTests: XCTestCase {
             var pointer = UnsafePointer(buffer.baseAddress!)
             withUnsafeMutablePointer(to: &pointer) { pointers in
                 let view = AudioBufferListView(channels: pointers, channelCount: 1, frameCount: 2)
-                recorder.consume(AudioBlock(buffers: view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: 0,
-                                                                            xrunSincePreviousCycle: false), droppedFramesBefore: 0))
+                recorder.consume(
+                    AudioBlock(
+                        buffers: view,
+                        timestamp: .init(
+                            frameTime: 0, microseconds: 0, sequence: 0,
+                            xrunSincePreviousCycle: false), droppedFramesBefore: 0))
             }
         }
         recorder.finish()

@@ -12,21 +12,27 @@ final class PluginLifecycleTests: XCTestCase {
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: directory) }
 
     private func buildProbe(_ name: String, deferred: Bool = false) throws -> String {
-        try CPluginBuilder.build(source: ProbePlugin.source, name: name,
-                                 defines: deferred ? ["PROBE_MODE=JACKHOST_PLUGIN_MODE_DEFERRED"] : [], in: directory)
+        try CPluginBuilder.build(
+            source: ProbePlugin.source, name: name,
+            defines: deferred ? ["PROBE_MODE=JACKHOST_PLUGIN_MODE_DEFERRED"] : [], in: directory)
     }
 
     func testCreateReceivesTheDescriptorTheUsersValuesThenDefaults() throws {
         let library = try buildProbe("Options")
         let plugin = try LoadedPlugin.load(PluginSpecification(parsing: "\(library):count=12,label=hello world"))
         let probe = try ProbeReader(path: library)
-        XCTAssertEqual(probe.log, ["create descriptor=self", "option count=12", "option label=hello world",
-                                   "option gain=1.5", "option reject=false", "option fail-create=false"])
+        XCTAssertEqual(
+            probe.log,
+            [
+                "create descriptor=self", "option count=12", "option label=hello world",
+                "option gain=1.5", "option reject=false", "option fail-create=false",
+            ])
         XCTAssertEqual(plugin.optionValues.count, 5)
 
         let booleans = try LoadedPlugin.load(PluginSpecification(parsing: "\(library):reject=Off,fail-create=0"))
-        XCTAssertEqual(booleans.optionValues.map { "\($0.key)=\($0.value)" },
-                       ["reject=false", "fail-create=false", "gain=1.5", "count=3"], "booleans reach C as true or false")
+        XCTAssertEqual(
+            booleans.optionValues.map { "\($0.key)=\($0.value)" },
+            ["reject=false", "fail-create=false", "gain=1.5", "count=3"], "booleans reach C as true or false")
     }
 
     func testRealtimeBlocksArriveZeroCopyWithTheirTimestamps() throws {
@@ -45,9 +51,11 @@ final class PluginLifecycleTests: XCTestCase {
                 defer { table.deallocate() }
                 table[0] = l.baseAddress!
                 table[1] = r.baseAddress!
-                let block = AudioBlock(buffers: AudioBufferListView(channels: table, channelCount: 2, frameCount: 3),
-                                       timestamp: AudioTimestamp(frameTime: 4_294_967_000, microseconds: 123, sequence: 41,
-                                                                 xrunSincePreviousCycle: true))
+                let block = AudioBlock(
+                    buffers: AudioBufferListView(channels: table, channelCount: 2, frameCount: 3),
+                    timestamp: AudioTimestamp(
+                        frameTime: 4_294_967_000, microseconds: 123, sequence: 41,
+                        xrunSincePreviousCycle: true))
                 consumer.process(block)
                 XCTAssertEqual(probe["channel_pointer_table"], Int64(Int(bitPattern: table)), "zero copy: the host's own table")
             }
@@ -91,8 +99,11 @@ final class PluginLifecycleTests: XCTestCase {
         let refusing = try LoadedPlugin.load(PluginSpecification(parsing: "\(library):reject=yes"))
         let format = StreamFormat(sampleRate: 48000, channelCount: 1)
         XCTAssertThrowsError(try refusing.makeConsumer().consumer.prepare(format: format)) { error in
-            XCTAssertEqual(error as? PluginError, .prepareRejected(path: library, plugin: "Probe",
-                                                                   format: format.description, reason: "probe refuses 48000 Hz"))
+            XCTAssertEqual(
+                error as? PluginError,
+                .prepareRejected(
+                    path: library, plugin: "Probe",
+                    format: format.description, reason: "probe refuses 48000 Hz"))
         }
         // The host finishes every consumer at stop, even one whose prepare failed.
         refusing.makeConsumer().consumer.finish()

@@ -16,8 +16,10 @@ final class PluginLoadingTests: XCTestCase {
 
     /// Asserts that loading `text` fails with an error matching `expected`, whose one-line
     /// description names the path and contains `mentions`.
-    private func assertLoadFails(_ text: String, mentions: [String], file: StaticString = #filePath, line: UInt = #line,
-                                 _ expected: (PluginError) -> Bool) {
+    private func assertLoadFails(
+        _ text: String, mentions: [String], file: StaticString = #filePath, line: UInt = #line,
+        _ expected: (PluginError) -> Bool
+    ) {
         do {
             _ = try LoadedPlugin.load(PluginSpecification(parsing: text))
             XCTFail("\(text) loaded", file: file, line: line)
@@ -40,15 +42,20 @@ final class PluginLoadingTests: XCTestCase {
         XCTAssertEqual(plugin.version, "1.0.0")
         XCTAssertEqual(plugin.abiVersion, 1)
         XCTAssertEqual(plugin.mode, .realtime)
-        XCTAssertEqual(plugin.options, [
-            PluginOptionInfo(name: "output", type: .string, defaultValue: nil, help: "write the results to PATH instead of stdout"),
-            PluginOptionInfo(name: "max-channels", type: .int, defaultValue: "64", help: "refuse streams with more channels than this"),
-        ])
-        XCTAssertEqual(plugin.optionValues.map { "\($0.key)=\($0.value)" }, ["output=\(output)", "max-channels=64"],
-                       "the user's values, then defaults")
+        XCTAssertEqual(
+            plugin.options,
+            [
+                PluginOptionInfo(name: "output", type: .string, defaultValue: nil, help: "write the results to PATH instead of stdout"),
+                PluginOptionInfo(name: "max-channels", type: .int, defaultValue: "64", help: "refuse streams with more channels than this"),
+            ])
+        XCTAssertEqual(
+            plugin.optionValues.map { "\($0.key)=\($0.value)" }, ["output=\(output)", "max-channels=64"],
+            "the user's values, then defaults")
         let text = plugin.inspectionText
-        for expected in ["name:     CPeak", "version:  1.0.0", "abi:      1", "mode:     realtime", "max-channels", "int", "64",
-                         "(none)", "refuse streams with more channels than this"] {
+        for expected in [
+            "name:     CPeak", "version:  1.0.0", "abi:      1", "mode:     realtime", "max-channels", "int", "64",
+            "(none)", "refuse streams with more channels than this",
+        ] {
             XCTAssertTrue(text.contains(expected), "\(expected) in:\n\(text)")
         }
 
@@ -59,8 +66,9 @@ final class PluginLoadingTests: XCTestCase {
         let ramp = (0..<9600).map { Float($0) / 9600 * 0.25 }
         let report = try PluginTestDriver(blockFrames: 256).run(consumer, channels: [sine, ramp])
         XCTAssertEqual(report.deliveredFrames, 9600)
-        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8),
-                       "peak in_1 0.500000 -6.02 dBFS clips 0\npeak in_2 0.249974 -12.04 dBFS clips 0\n")
+        XCTAssertEqual(
+            try String(contentsOfFile: output, encoding: .utf8),
+            "peak in_1 0.500000 -6.02 dBFS clips 0\npeak in_2 0.249974 -12.04 dBFS clips 0\n")
     }
 
     func testCPeakRefusesTooManyChannelsWithItsOwnReason() throws {
@@ -75,8 +83,10 @@ final class PluginLoadingTests: XCTestCase {
             XCTAssertEqual(name, "CPeak")
             XCTAssertEqual(format, "48000 Hz, 2 ch, Float32, non-interleaved")
             XCTAssertEqual(reason, "CPeak is limited to 1 channels (max-channels=1) but the stream has 2")
-            XCTAssertEqual(String(describing: error), "plugin \"CPeak\" (\(library)) rejected the stream format "
-                           + "48000 Hz, 2 ch, Float32, non-interleaved: CPeak is limited to 1 channels (max-channels=1) but the stream has 2")
+            XCTAssertEqual(
+                String(describing: error),
+                "plugin \"CPeak\" (\(library)) rejected the stream format "
+                    + "48000 Hz, 2 ch, Float32, non-interleaved: CPeak is limited to 1 channels (max-channels=1) but the stream has 2")
             XCTAssertFalse((error as! PluginError).isUsageError)
         }
     }
@@ -132,8 +142,9 @@ final class PluginLoadingTests: XCTestCase {
     }
 
     func testSharedObjectWithoutTheEntrySymbol() throws {
-        let library = try CPluginBuilder.build(source: "__attribute__((visibility(\"default\"))) int answer(void) { return 42; }\n",
-                                               name: "NoEntry", in: directory)
+        let library = try CPluginBuilder.build(
+            source: "__attribute__((visibility(\"default\"))) int answer(void) { return 42; }\n",
+            name: "NoEntry", in: directory)
         assertLoadFails(library, mentions: ["does not export jackhost_plugin_descriptor"]) {
             $0 == .missingEntrySymbol(path: library)
         }
@@ -154,8 +165,9 @@ final class PluginLoadingTests: XCTestCase {
             ("PROBE_MODE=7", "mode is 7"),
         ]
         for (index, entry) in cases.enumerated() {
-            let library = try CPluginBuilder.build(source: ProbePlugin.source, name: "Invalid\(index)", defines: [entry.define],
-                                                   in: directory)
+            let library = try CPluginBuilder.build(
+                source: ProbePlugin.source, name: "Invalid\(index)", defines: [entry.define],
+                in: directory)
             assertLoadFails(library, mentions: ["invalid descriptor", entry.reason]) {
                 guard case .invalidDescriptor(library, let reason) = $0 else { return false }
                 return reason.hasPrefix(entry.reason)

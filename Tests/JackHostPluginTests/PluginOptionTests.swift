@@ -45,8 +45,9 @@ final class PluginOptionsTests: XCTestCase {
 
     func testUnknownKeyAndWrongKindAreRefused() {
         XCTAssertThrowsError(try PluginOptions(["ouput": "x"], declaredBy: declared)) { error in
-            XCTAssertEqual(error as? PluginOptionError,
-                           .unknownOption(key: "ouput", known: ["output", "max-frequency", "channels", "verbose"]))
+            XCTAssertEqual(
+                error as? PluginOptionError,
+                .unknownOption(key: "ouput", known: ["output", "max-frequency", "channels", "verbose"]))
         }
         XCTAssertThrowsError(try PluginOptions(["channels": "two"], declaredBy: declared)) { error in
             XCTAssertEqual(error as? PluginOptionError, .invalidValue(key: "channels", value: "two", expected: .int))

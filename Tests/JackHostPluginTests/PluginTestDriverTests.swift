@@ -15,8 +15,11 @@ private class Recorder: AudioConsumer {
         if refuse { throw Refusal() }
     }
     func record(_ block: AudioBlock) {
-        blocks.append((block.timestamp, block.frameCount, block.droppedFramesBefore,
-                       (0..<block.channelCount).map { block.buffers[$0].first ?? .nan }))
+        blocks.append(
+            (
+                block.timestamp, block.frameCount, block.droppedFramesBefore,
+                (0..<block.channelCount).map { block.buffers[$0].first ?? .nan }
+            ))
     }
     func finish() { events.append("finish") }
 }
@@ -42,14 +45,22 @@ final class PluginTestDriverTests: XCTestCase {
         XCTAssertEqual(recorder.events, ["prepare 48000 Hz, 3 ch, Float32, non-interleaved", "finish"])
         XCTAssertEqual(recorder.blocks.map(\.frames), [256, 256, 256, 232])
         XCTAssertEqual(recorder.blocks.map(\.timestamp.sequence), [0, 1, 2, 3])
-        XCTAssertEqual(recorder.blocks.map(\.timestamp.frameTime), [UInt32.max - 299, UInt32.max - 43, 212, 468],
-                       "frame time wraps at 2^32 like JACK's")
+        XCTAssertEqual(
+            recorder.blocks.map(\.timestamp.frameTime), [UInt32.max - 299, UInt32.max - 43, 212, 468],
+            "frame time wraps at 2^32 like JACK's")
         XCTAssertEqual(recorder.blocks.map(\.timestamp.microseconds), [0, 5333, 10666, 16000])
-        XCTAssertEqual(recorder.blocks.map(\.firstSamples), [[0, 10000, 20000], [256, 10256, 20256],
-                                                             [512, 10512, 20512], [768, 10768, 20768]])
+        XCTAssertEqual(
+            recorder.blocks.map(\.firstSamples),
+            [
+                [0, 10000, 20000], [256, 10256, 20256],
+                [512, 10512, 20512], [768, 10768, 20768],
+            ])
         XCTAssertTrue(recorder.blocks.allSatisfy { $0.dropped == 0 && !$0.timestamp.xrunSincePreviousCycle })
-        XCTAssertEqual(report, .init(format: StreamFormat(sampleRate: 48000, channelCount: 3), cycles: 4, deliveredBlocks: 4,
-                                     deliveredFrames: 1000, droppedFrames: 0))
+        XCTAssertEqual(
+            report,
+            .init(
+                format: StreamFormat(sampleRate: 48000, channelCount: 3), cycles: 4, deliveredBlocks: 4,
+                deliveredFrames: 1000, droppedFrames: 0))
     }
 
     func testDeferredDropsSkipTheAudioAndAreReportedOnTheNextBlock() throws {
@@ -94,8 +105,10 @@ final class PluginTestDriverTests: XCTestCase {
         // sox is an independent generator: two channels, 0.1 s at 44.1 kHz, 32-bit float.
         let sox = Process()
         sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sox.arguments = ["sox", "-n", "-r", "44100", "-c", "2", "-e", "floating-point", "-b", "32", path,
-                         "synth", "0.1", "sine", "1000", "sine", "500", "vol", "0.5"]
+        sox.arguments = [
+            "sox", "-n", "-r", "44100", "-c", "2", "-e", "floating-point", "-b", "32", path,
+            "synth", "0.1", "sine", "1000", "sine", "500", "vol", "0.5",
+        ]
         try sox.run()
         sox.waitUntilExit()
         XCTAssertEqual(sox.terminationStatus, 0, "sox is needed for this test (scripts/setup installs it)")

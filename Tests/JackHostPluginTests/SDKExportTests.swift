@@ -2,9 +2,10 @@ import CJackHostPlugin
 import Foundation
 import JackHost
 import JackHostPluginSDK
-@testable import JackHostPlugins
 import Synchronization
 import XCTest
+
+@testable import JackHostPlugins
 
 /// What the in-process plugins below did, for the tests to read.
 private let journal = Mutex<[String]>([])
@@ -82,11 +83,13 @@ final class SDKExportTests: XCTestCase {
         XCTAssertEqual(opened.name, "Summing")
         XCTAssertEqual(opened.version, "2.1.0")
         XCTAssertEqual(opened.mode, .realtime)
-        XCTAssertEqual(opened.options, [
-            PluginOptionInfo(name: "scale", type: .double, defaultValue: "1.0", help: "multiply the sum"),
-            PluginOptionInfo(name: "max-channels", type: .int, defaultValue: "4", help: "refuse wider streams"),
-            PluginOptionInfo(name: "fail", type: .bool, defaultValue: "false", help: "refuse to be created"),
-        ])
+        XCTAssertEqual(
+            opened.options,
+            [
+                PluginOptionInfo(name: "scale", type: .double, defaultValue: "1.0", help: "multiply the sum"),
+                PluginOptionInfo(name: "max-channels", type: .int, defaultValue: "4", help: "refuse wider streams"),
+                PluginOptionInfo(name: "fail", type: .bool, defaultValue: "false", help: "refuse to be created"),
+            ])
         let deferred = try PluginLibrary.validated(
             exportPlugin(DropCounter.self).assumingMemoryBound(to: jackhost_plugin_descriptor_t.self), path: "<drops>")
         XCTAssertEqual(deferred.mode, .deferred)
@@ -99,21 +102,29 @@ final class SDKExportTests: XCTestCase {
         let ones = [Float](repeating: 1, count: 1000)
         let report = try PluginTestDriver(blockFrames: 300).run(plugin.makeConsumer().consumer, channels: [ones, ones])
         XCTAssertEqual(report.deliveredBlocks, 4)
-        XCTAssertEqual(journal.withLock { $0 }, ["init scale=0.5 max-channels=4",
-                                                 "prepare 48000 Hz, 2 ch, Float32, non-interleaved",
-                                                 "finish sum=1000.0 blocks=4 last=3"])
+        XCTAssertEqual(
+            journal.withLock { $0 },
+            [
+                "init scale=0.5 max-channels=4",
+                "prepare 48000 Hz, 2 ch, Float32, non-interleaved",
+                "finish sum=1000.0 blocks=4 last=3",
+            ])
     }
 
     func testSwiftErrorsCrossTheABIAsThePluginsOwnText() throws {
         XCTAssertThrowsError(try LoadedPlugin(library: library(SummingPlugin.self), options: [("fail", "yes")])) { error in
-            XCTAssertEqual(error as? PluginError,
-                           .createFailed(path: "<in-process Summing>", plugin: "Summing", reason: "told to fail — politely"))
+            XCTAssertEqual(
+                error as? PluginError,
+                .createFailed(path: "<in-process Summing>", plugin: "Summing", reason: "told to fail — politely"))
         }
         let plugin = try LoadedPlugin(library: library(SummingPlugin.self), options: [("max-channels", "1")])
         XCTAssertThrowsError(try plugin.makeConsumer().consumer.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))) {
-            XCTAssertEqual($0 as? PluginError, .prepareRejected(path: "<in-process Summing>", plugin: "Summing",
-                                                                format: "48000 Hz, 2 ch, Float32, non-interleaved",
-                                                                reason: "at most 1 channels, got 2"))
+            XCTAssertEqual(
+                $0 as? PluginError,
+                .prepareRejected(
+                    path: "<in-process Summing>", plugin: "Summing",
+                    format: "48000 Hz, 2 ch, Float32, non-interleaved",
+                    reason: "at most 1 channels, got 2"))
         }
     }
 
@@ -141,7 +152,10 @@ final class SDKExportTests: XCTestCase {
         XCTAssertTrue(long.utf8.count > error.count)
         // Ask the SDK to create with a value that is too long to report in full: an unknown key of 600 'é's.
         let key = strdup(long)!, value = strdup("1")!
-        defer { free(key); free(value) }
+        defer {
+            free(key)
+            free(value)
+        }
         var pair = jackhost_plugin_key_value_t(key: key, value: value)
         let instance = error.withUnsafeMutableBufferPointer { buffer in
             pointer.pointee.create(pointer, &pair, 1, buffer.baseAddress, buffer.count)

@@ -1,5 +1,6 @@
-@testable import JackHost
 import XCTest
+
+@testable import JackHost
 
 /// The connection-restore policy, driven without jackd: a fake graph and a hand-moved clock.
 final class ConnectionKeeperTests: XCTestCase {
@@ -61,15 +62,15 @@ final class ConnectionKeeperTests: XCTestCase {
         graph.wires = ["jh:in_1": ["gen:out_1"], "jh:in_2": ["gen:out_2"]]
         var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
         keeper.remember(graph, inputs: inputs)
-        graph.wires["jh:in_2"] = []                      // someone disconnects in_2 by hand
+        graph.wires["jh:in_2"] = []  // someone disconnects in_2 by hand
         keeper.observe(graph, inputs: inputs, now: 1)
-        keeper.settleLost(graph, now: 3.5)               // its source stayed past the grace: forgotten
-        graph.removePort("gen:out_1")                    // the generator quits
+        keeper.settleLost(graph, now: 3.5)  // its source stayed past the grace: forgotten
+        graph.removePort("gen:out_1")  // the generator quits
         keeper.observe(graph, inputs: inputs, now: 4)
         keeper.settleLost(graph, now: 4.1)
         XCTAssertEqual(keeper.pending, [.init(source: "gen:out_1", destination: "jh:in_1", deadline: nil)])
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1000), [], "no deadline while the source is away")
-        graph.ports.insert("gen:out_1")                  // it returns
+        graph.ports.insert("gen:out_1")  // it returns
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1001), [])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["gen:out_1"])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), [], "the deliberate disconnect stays")

@@ -1,5 +1,6 @@
-@testable import JackHost
 import XCTest
+
+@testable import JackHost
 
 /// The consumer contract holds whatever happens around it, and counters are kept per consumer.
 final class ConsumerContractTests: XCTestCase {
@@ -23,11 +24,12 @@ final class ConsumerContractTests: XCTestCase {
         refusing.refuseFrom = 2
         for consumer in [first, refusing, last] { registry.add(deferred: consumer, ringSeconds: nil) }
         XCTAssertNoThrow(try registry.prepareAll(format: StreamFormat(sampleRate: 48000, channelCount: 2)))
-        registry.finishAll()                                                  // format change: finish ...
+        registry.finishAll()  // format change: finish ...
         XCTAssertThrowsError(try registry.prepareAll(format: StreamFormat(sampleRate: 44100, channelCount: 3)))  // ... refused
-        registry.finishAll()                                                  // the host stops
-        XCTAssertEqual([first.finishes, refusing.finishes, last.finishes], [2, 1, 1],
-                       "each finish answers one accepted prepare; the refusing one is not finished again")
+        registry.finishAll()  // the host stops
+        XCTAssertEqual(
+            [first.finishes, refusing.finishes, last.finishes], [2, 1, 1],
+            "each finish answers one accepted prepare; the refusing one is not finished again")
         XCTAssertEqual([first.prepares, refusing.prepares, last.prepares], [2, 2, 1], "nothing after the refusal is prepared")
     }
 
@@ -48,8 +50,10 @@ final class ConsumerContractTests: XCTestCase {
         var first = CaptureStatistics(consumerNames: ["plugin", "plugin"])
         var session = CaptureStatistics()
         session.capturedFrames = 1000
-        session.consumers = [.init(name: "plugin", index: 0, deliveredFrames: 1000),
-                             .init(name: "plugin", index: 1, deliveredFrames: 400, droppedFrames: 600)]
+        session.consumers = [
+            .init(name: "plugin", index: 0, deliveredFrames: 1000),
+            .init(name: "plugin", index: 1, deliveredFrames: 400, droppedFrames: 600),
+        ]
         first = first.adding(session).adding(session)
         XCTAssertEqual(first.capturedFrames, 2000)
         XCTAssertEqual(first.consumers.map(\.droppedFrames), [0, 1200])
@@ -60,7 +64,7 @@ final class ConsumerContractTests: XCTestCase {
     /// At a 64-frame period a "2.5 s" ring used to hold 1024 blocks, 1.37 s.
     func testRingDepthIsTheSecondsAskedForAtAnyPeriod() {
         for period in [16, 32, 64, 256] {
-            let frames = 120_000   // 2.5 s at 48 kHz
+            let frames = 120_000  // 2.5 s at 48 kHz
             let runner = DeferredConsumerRunner(consumer: Counting("r"), index: 0, channelCount: 1, ringFrames: frames, pollMicroseconds: 1000)
             var written = 0
             let samples = [Float](repeating: 0, count: period)
@@ -68,8 +72,10 @@ final class ConsumerContractTests: XCTestCase {
                 var base = buffer.baseAddress!
                 withUnsafePointer(to: &base) { pointer in
                     let view = AudioBufferListView(channels: pointer, channelCount: 1, frameCount: period)
-                    while runner.ring.write(view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false),
-                                            droppedFramesBefore: 0) {
+                    while runner.ring.write(
+                        view, timestamp: .init(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false),
+                        droppedFramesBefore: 0)
+                    {
                         written += period
                     }
                 }

@@ -4,15 +4,16 @@
 // helpers against printf's and NSString's answers, the file kinds, and a child process.
 
 import Glibc
-@testable import JackHost
 import JackHostTesting
 import XCTest
+
+@testable import JackHost
 
 final class PlatformTests: XCTestCase {
     func testDecimalsRoundLikePrintf() {
         XCTAssertEqual((-6.0206).formatted(places: 2), "-6.02")
         XCTAssertEqual(Float(-9.0309).formatted(places: 1), "-9.0")
-        XCTAssertEqual(2.5.formatted(places: 0), "2")      // ties to even, as %.0f
+        XCTAssertEqual(2.5.formatted(places: 0), "2")  // ties to even, as %.0f
         XCTAssertEqual(0.0005.formatted(places: 3), "0.001")
         XCTAssertEqual(1.5.formatted(places: 3), "1.500")
     }
@@ -45,8 +46,9 @@ final class PlatformTests: XCTestCase {
     func testChildProcessOutputStatusAndSignals() throws {
         let log = "/tmp/jackhost-child-\(getpid()).log"
         defer { unlink(log) }
-        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"],
-                                     environment: [:], outputPath: log)
+        let child = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"],
+            environment: [:], outputPath: log)
         child.waitUntilExit()
         XCTAssertFalse(child.isRunning)
         XCTAssertEqual(child.terminationStatus, 3)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import JackHost
 import XCTest
+
+@testable import JackHost
 
 final class SPSCRingTests: XCTestCase {
     func testCapacityRoundsUpToPowerOfTwo() {
@@ -87,16 +88,17 @@ final class AudioBlockRingTests: XCTestCase {
             let frames = 48 + sequence % 7  // block sizes that do not divide the capacity
             XCTAssertTrue(Self.write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
             written += frames
-            XCTAssertTrue(ring.readNext { block in
-                XCTAssertEqual(block.timestamp.sequence, UInt64(sequence))
-                XCTAssertEqual(block.frameCount, frames)
-                for c in 0..<3 {
-                    for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) {
-                        XCTFail("channel \(c) frame \(read + i) wrong")
-                        return
+            XCTAssertTrue(
+                ring.readNext { block in
+                    XCTAssertEqual(block.timestamp.sequence, UInt64(sequence))
+                    XCTAssertEqual(block.frameCount, frames)
+                    for c in 0..<3 {
+                        for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) {
+                            XCTFail("channel \(c) frame \(read + i) wrong")
+                            return
+                        }
                     }
-                }
-            })
+                })
             read += frames
         }
         XCTAssertFalse(ring.readNext { _ in XCTFail("ring should be empty") })
@@ -110,11 +112,12 @@ final class AudioBlockRingTests: XCTestCase {
         XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 0) })
         XCTAssertTrue(Self.write(ring, start: 96, frames: 32, sequence: 3, dropped: 32))
         XCTAssertTrue(ring.readNext { XCTAssertEqual($0.buffers[0][0], 32) })
-        XCTAssertTrue(ring.readNext { block in
-            XCTAssertEqual(block.droppedFramesBefore, 32)
-            XCTAssertEqual(block.buffers[0][0], 96)
-            XCTAssertEqual(block.timestamp.sequence, 3)
-        })
+        XCTAssertTrue(
+            ring.readNext { block in
+                XCTAssertEqual(block.droppedFramesBefore, 32)
+                XCTAssertEqual(block.buffers[0][0], 96)
+                XCTAssertEqual(block.timestamp.sequence, 3)
+            })
     }
 
     func testHeaderCapacityLimitsBlocksInFlight() {
@@ -160,11 +163,12 @@ final class AudioBlockRingTests: XCTestCase {
             let frames = [64, 300, 17, 256, 511, 3][sequence % 6]
             XCTAssertTrue(Self.write(ring, start: written, frames: frames, sequence: UInt64(sequence)))
             written += frames
-            XCTAssertTrue(ring.readNext { block in
-                for c in 0..<5 {
-                    for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) { mismatches += 1 }
-                }
-            })
+            XCTAssertTrue(
+                ring.readNext { block in
+                    for c in 0..<5 {
+                        for i in 0..<frames where block.buffers[c][i] != Float(c * 1_000_000 + read + i) { mismatches += 1 }
+                    }
+                })
             read += frames
         }
         XCTAssertEqual(mismatches, 0)

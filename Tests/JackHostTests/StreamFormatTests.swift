@@ -1,6 +1,7 @@
-@testable import JackHost
 import JackHostTesting
 import XCTest
+
+@testable import JackHost
 
 final class StreamFormatTests: XCTestCase {
     func testNonInterleavedBytesPerFrameDescribesOneChannel() {
@@ -36,27 +37,32 @@ final class StreamFormatTests: XCTestCase {
             XCTAssertEqual(TestSignal.sequenceFrame(channel0: c0, channel1: c1), frame, "frame \(frame)")
         }
         for frame in [10, 70_000, 5_000_000] {
-            XCTAssertNotEqual(TestSignal.sequenceValue(channel: 1, frame: frame),
-                              TestSignal.sequenceValue(channel: 1, frame: frame + 65_536), "channel 1 differs one wrap later")
+            XCTAssertNotEqual(
+                TestSignal.sequenceValue(channel: 1, frame: frame),
+                TestSignal.sequenceValue(channel: 1, frame: frame + 65_536), "channel 1 differs one wrap later")
         }
     }
 
     func testErrorsNameTheProblemAndTheRemedy() {
-        XCTAssertEqual(JackError.serverNotRunning(server: "x").description,
-                       "no JACK server named \"x\" is running; start it (`jackd -n x -d alsa`, or qjackctl), or name a running one with --server")
+        XCTAssertEqual(
+            JackError.serverNotRunning(server: "x").description,
+            "no JACK server named \"x\" is running; start it (`jackd -n x -d alsa`, or qjackctl), or name a running one with --server")
         XCTAssertTrue(JackError.invalidChannelCount(0).description.contains("1 to 1024"))
         XCTAssertEqual(JackError.fromOpenStatus(0x11, clientName: "a", server: "s"), .serverNotRunning(server: "s"))
         XCTAssertEqual(JackError.fromOpenStatus(0x05, clientName: "a", server: nil), .clientNameNotUnique(name: "a"))
         // jack2 answers a taken name under JackUseExactName with 0x21 (JackFailure | JackServerError);
         // only the server's own answer about the name tells it from another refusal.
-        XCTAssertEqual(JackError.fromOpenStatus(0x21, clientName: "a", server: "s", nameIsTaken: { true }),
-                       .clientNameNotUnique(name: "a"))
-        XCTAssertEqual(JackError.fromOpenStatus(0x21, clientName: "a", server: "s", nameIsTaken: { false }),
-                       .openFailed(server: "s", status: 0x21))
+        XCTAssertEqual(
+            JackError.fromOpenStatus(0x21, clientName: "a", server: "s", nameIsTaken: { true }),
+            .clientNameNotUnique(name: "a"))
+        XCTAssertEqual(
+            JackError.fromOpenStatus(0x21, clientName: "a", server: "s", nameIsTaken: { false }),
+            .openFailed(server: "s", status: 0x21))
         XCTAssertEqual(JackError.fromOpenStatus(0x201, clientName: "a", server: "s"), .sharedMemoryFailure(server: "s"))
         XCTAssertEqual(JackError.fromOpenStatus(0x411, clientName: "a", server: "s"), .versionMismatch(server: "s"))
-        XCTAssertFalse(JackError.serverNotRunning(server: nil).description.contains("embedded"),
-                       "signal and info do not take --embedded-server, so no message may suggest it")
+        XCTAssertFalse(
+            JackError.serverNotRunning(server: nil).description.contains("embedded"),
+            "signal and info do not take --embedded-server, so no message may suggest it")
     }
 
     func testNamesAreCheckedAgainstJACKLimitsBeforeLibjackSeesThem() throws {
@@ -76,12 +82,17 @@ final class StreamFormatTests: XCTestCase {
     }
 
     func testPortPatternsThatCouldStallLibjackAreRefused() throws {
-        for good in ["system:capture_[1-8]", "Firefox:output_F[LR]", "^a2j:Midi Through \\[14\\] \\(capture\\)", "x{10}{10}",
-                     "jhgen:out_.*", "[[:alpha:]]+:in_[0-9]{1,3}$", "a|b|c"] {
+        for good in [
+            "system:capture_[1-8]", "Firefox:output_F[LR]", "^a2j:Midi Through \\[14\\] \\(capture\\)", "x{10}{10}",
+            "jhgen:out_.*", "[[:alpha:]]+:in_[0-9]{1,3}$", "a|b|c",
+        ] {
             XCTAssertNoThrow(try PortPattern.check(good), good)
         }
         func reason(_ pattern: String) -> String {
-            do { try PortPattern.check(pattern); return "accepted" } catch { return error.description }
+            do {
+                try PortPattern.check(pattern)
+                return "accepted"
+            } catch { return error.description }
         }
         XCTAssertTrue(reason("(a*)*\\1c").contains("back-references"), reason("(a*)*\\1c"))
         XCTAssertTrue(reason("((a{255}){255}){255}").contains("expand past"))

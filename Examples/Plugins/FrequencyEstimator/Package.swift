@@ -7,16 +7,17 @@ let package = Package(
     name: "FrequencyEstimator",
     products: [
         // .dynamic: a shared object jackhost can dlopen.
-        .library(name: "FrequencyEstimator", type: .dynamic, targets: ["FrequencyEstimator"]),
+        .library(name: "FrequencyEstimator", type: .dynamic, targets: ["FrequencyEstimator"])
     ],
     dependencies: [
         // The JackHost repository this example lives in.
-        .package(name: "JackHost", path: "../../.."),
+        .package(name: "JackHost", path: "../../..")
     ],
     targets: [
         .target(name: "FrequencyEstimator", dependencies: [.product(name: "JackHostPluginSDK", package: "JackHost")]),
-        .testTarget(name: "FrequencyEstimatorTests",
-                    dependencies: ["FrequencyEstimator", .product(name: "JackHostPluginSDK", package: "JackHost")]),
+        .testTarget(
+            name: "FrequencyEstimatorTests",
+            dependencies: ["FrequencyEstimator", .product(name: "JackHostPluginSDK", package: "JackHost")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,16 +7,17 @@ let package = Package(
     name: "LoudnessMeter",
     products: [
         // .dynamic: a shared object jackhost can dlopen.
-        .library(name: "LoudnessMeter", type: .dynamic, targets: ["LoudnessMeter"]),
+        .library(name: "LoudnessMeter", type: .dynamic, targets: ["LoudnessMeter"])
     ],
     dependencies: [
         // The JackHost repository this example lives in.
-        .package(name: "JackHost", path: "../../.."),
+        .package(name: "JackHost", path: "../../..")
     ],
     targets: [
         .target(name: "LoudnessMeter", dependencies: [.product(name: "JackHostPluginSDK", package: "JackHost")]),
-        .testTarget(name: "LoudnessMeterTests",
-                    dependencies: ["LoudnessMeter", .product(name: "JackHostPluginSDK", package: "JackHost")]),
+        .testTarget(
+            name: "LoudnessMeterTests",
+            dependencies: ["LoudnessMeter", .product(name: "JackHostPluginSDK", package: "JackHost")]),
     ],
     swiftLanguageModes: [.v6]
 )

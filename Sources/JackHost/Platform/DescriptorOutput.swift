@@ -5,9 +5,9 @@
 // the live meter, and nothing may sit in a buffer when a signal ends the process.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Writes all of `text`'s UTF-8 bytes to `descriptor`, retrying short writes and EINTR.

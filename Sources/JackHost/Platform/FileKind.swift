@@ -4,9 +4,9 @@
 // ObjCBool, which only full Foundation has (see Lock.swift for why the library avoids it).
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// What a path names, following symbolic links.

@@ -5,9 +5,9 @@
 // and ~6 MiB of libraries into every process that captures audio (BENCHMARKS.md, F5).
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A mutual-exclusion lock. Never take it on the real-time thread.

@@ -4,9 +4,9 @@
 // Foundation (see Lock.swift): fixed-point decimals, and padding a column to a width.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 extension Double {

@@ -5,10 +5,11 @@
 // needs FoundationEssentials only (see Lock.swift). Callers signal their own completion.
 
 import CPosix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A detached thread running one closure.
@@ -32,12 +33,14 @@ package enum WorkerThread {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let status = pthread_create(&thread, &attributes, { argument in
-            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            _ = cposix_set_thread_name(start.name)
-            start.body()
-            return nil
-        }, start)
+        let status = pthread_create(
+            &thread, &attributes,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                _ = cposix_set_thread_name(start.name)
+                start.body()
+                return nil
+            }, start)
         precondition(status == 0, "pthread_create failed with error \(status)")
     }
 }

@@ -64,8 +64,9 @@ final class PipeWireEnvironment {
             try skipEnvironment("PipeWire suite: \(tool) is missing; run scripts/setup --environments")
         }
         runtimeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jhpw-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: runtimeDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtimeDirectory.path)/bus"
@@ -73,9 +74,11 @@ final class PipeWireEnvironment {
         environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
         self.environment = environment
         do {
-            daemons.append(try Daemon("dbus", "/usr/bin/dbus-daemon",
-                                      ["--session", "--address=unix:path=\(runtimeDirectory.path)/bus", "--nofork"],
-                                      environment: environment, logDirectory: runtimeDirectory))
+            daemons.append(
+                try Daemon(
+                    "dbus", "/usr/bin/dbus-daemon",
+                    ["--session", "--address=unix:path=\(runtimeDirectory.path)/bus", "--nofork"],
+                    environment: environment, logDirectory: runtimeDirectory))
             guard JACKFixture.waitUntil(timeout: 5, { FileManager.default.fileExists(atPath: runtimeDirectory.path + "/bus") }) else {
                 throw JackError.serverStartFailed(reason: "dbus did not start: \(daemons[0].log)")
             }
@@ -138,8 +141,8 @@ final class NetJackEnvironment {
     private let suffix = "\(getpid() % 100000)"
 
     init(captureChannels: Int = 2) throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ||
-                              FileManager.default.isExecutableFile(atPath: "/sbin/ip") else {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") || FileManager.default.isExecutableFile(atPath: "/sbin/ip")
+        else {
             try skipEnvironment("netjack2 suite: needs root and iproute2 for network namespaces")
         }
         self.captureChannels = captureChannels
@@ -169,10 +172,14 @@ final class NetJackEnvironment {
         }
         do {
             try startMaster()
-            slave = try Daemon("slave", "/usr/sbin/ip", ["netns", "exec", slaveNamespace, "jackd", "-n", slaveServer, "--no-realtime",
-                                                         "-d", "net", "-a", masterAddress, "-n", slaveNetName,
-                                                         "-C", String(captureChannels), "-P", "2"],
-                               environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+            slave = try Daemon(
+                "slave", "/usr/sbin/ip",
+                [
+                    "netns", "exec", slaveNamespace, "jackd", "-n", slaveServer, "--no-realtime",
+                    "-d", "net", "-a", masterAddress, "-n", slaveNetName,
+                    "-C", String(captureChannels), "-P", "2",
+                ],
+                environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
             guard JACKFixture.waitUntil(timeout: 20, { self.masterPorts().contains("\(self.slaveNetName):to_slave_1") }) else {
                 throw JackError.serverStartFailed(reason: "the slave never joined the master: \(slave?.log ?? "")")
             }
@@ -186,9 +193,13 @@ final class NetJackEnvironment {
 
     /// Starts the master: a dummy jackd plus the netmanager internal client, unicast only.
     func startMaster() throws {
-        master = try Daemon("master", "/usr/sbin/ip", ["netns", "exec", masterNamespace, "jackd", "-n", masterServer,
-                                                       "--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"],
-                            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+        master = try Daemon(
+            "master", "/usr/sbin/ip",
+            [
+                "netns", "exec", masterNamespace, "jackd", "-n", masterServer,
+                "--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2",
+            ],
+            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
         guard JACKFixture.waitUntil(timeout: 10, { PrivateJACKServer.isRunning(self.masterServer) }) else {
             throw JackError.serverStartFailed(reason: "master jackd: \(master?.log ?? "")")
         }
@@ -257,13 +268,15 @@ final class NetJackEnvironment {
     }
 
     func startInMaster(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
-        try Daemon(name, "/usr/sbin/ip", ["netns", "exec", masterNamespace, tool] + arguments,
-                   environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+        try Daemon(
+            name, "/usr/sbin/ip", ["netns", "exec", masterNamespace, tool] + arguments,
+            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
     }
 
     func startInSlave(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
-        try Daemon(name, "/usr/sbin/ip", ["netns", "exec", slaveNamespace, tool] + arguments,
-                   environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+        try Daemon(
+            name, "/usr/sbin/ip", ["netns", "exec", slaveNamespace, tool] + arguments,
+            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
     }
 
     /// Stops both servers and removes the namespaces (which removes the veth pair).

@@ -12,22 +12,27 @@ enum JACKFixture {
     private static let gate = DispatchSemaphore(value: 1)
 
     /// Runs `body` with a fresh private server, and always stops it afterwards.
-    static func withServer<T>(captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
-                              _ body: (PrivateJACKServer) throws -> T) throws -> T {
+    static func withServer<T>(
+        captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
+        _ body: (PrivateJACKServer) throws -> T
+    ) throws -> T {
         gate.wait()
         defer { gate.signal() }
         setenv("JACK_NO_START_SERVER", "1", 1)
-        let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
-                                       sampleRate: sampleRate, bufferFrames: bufferFrames,
-                                       captureChannels: captureChannels, playbackChannels: 2, synchronous: true)
+        let server = PrivateJACKServer(
+            name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
+            sampleRate: sampleRate, bufferFrames: bufferFrames,
+            captureChannels: captureChannels, playbackChannels: 2, synchronous: true)
         try server.start()
         defer { server.stop() }
         return try body(server)
     }
 
     /// The async form of ``withServer(captureChannels:bufferFrames:sampleRate:_:)``.
-    static func withServerAsync(captureChannels: Int = 4,
-                                _ body: @Sendable (PrivateJACKServer) async throws -> Void) async throws {
+    static func withServerAsync(
+        captureChannels: Int = 4,
+        _ body: @Sendable (PrivateJACKServer) async throws -> Void
+    ) async throws {
         await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 gate.wait()
@@ -36,9 +41,10 @@ enum JACKFixture {
         }
         defer { gate.signal() }
         setenv("JACK_NO_START_SERVER", "1", 1)
-        let server = PrivateJACKServer(name: PrivateJACKServer.uniqueName(prefix: "jhtest"), sampleRate: 48000,
-                                       bufferFrames: 256, captureChannels: captureChannels, playbackChannels: 2,
-                                       synchronous: true)
+        let server = PrivateJACKServer(
+            name: PrivateJACKServer.uniqueName(prefix: "jhtest"), sampleRate: 48000,
+            bufferFrames: 256, captureChannels: captureChannels, playbackChannels: 2,
+            synchronous: true)
         try server.start()
         defer { server.stop() }
         try await body(server)
@@ -66,9 +72,11 @@ enum JACKFixture {
 
     /// Runs an executable (found on PATH, or a full path) and waits for it, with a timeout.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String], timeout: Double = 30,
-                    stdin: FileHandle? = nil, environment extra: [String: String] = [:],
-                    directory: URL? = nil, removingEnvironment removed: [String] = []) throws -> ToolResult {
+    static func run(
+        _ tool: String, _ arguments: [String], timeout: Double = 30,
+        stdin: FileHandle? = nil, environment extra: [String: String] = [:],
+        directory: URL? = nil, removingEnvironment removed: [String] = []
+    ) throws -> ToolResult {
         let process = Process()
         if let directory { process.currentDirectoryURL = directory }
         let path = tool.hasPrefix("/") ? tool : (PrivateJACKServer.findExecutable(tool) ?? tool)
@@ -89,9 +97,15 @@ enum JACKFixture {
         let group = DispatchGroup()
         let collected = Collected()
         group.enter()
-        DispatchQueue.global().async { collected.out = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async {
+            collected.out = out.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
         group.enter()
-        DispatchQueue.global().async { collected.err = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async {
+            collected.err = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
@@ -101,11 +115,12 @@ enum JACKFixture {
         }
         process.waitUntilExit()
         group.wait()
-        return ToolResult(status: process.terminationStatus,
-                          stdout: String(decoding: collected.out, as: UTF8.self),
-                          stderr: String(decoding: collected.err, as: UTF8.self),
-                          signalled: process.terminationReason == .uncaughtSignal,
-                          elapsed: Date().timeIntervalSince(started))
+        return ToolResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: collected.out, as: UTF8.self),
+            stderr: String(decoding: collected.err, as: UTF8.self),
+            signalled: process.terminationReason == .uncaughtSignal,
+            elapsed: Date().timeIntervalSince(started))
     }
 
     private final class Collected: @unchecked Sendable {
@@ -141,8 +156,9 @@ enum SequenceCheck {
     /// The whole frame number at sample `index`, from channels 0 and 1 (or channel 0 alone,
     /// modulo 65,536, for a one-channel take).
     static func frame(at index: Int, in channels: [[Float]]) -> Int {
-        channels.count >= 2 ? TestSignal.sequenceFrame(channel0: channels[0][index], channel1: channels[1][index])
-                            : TestSignal.sequenceFrame(fromChannel0: channels[0][index])
+        channels.count >= 2
+            ? TestSignal.sequenceFrame(channel0: channels[0][index], channel1: channels[1][index])
+            : TestSignal.sequenceFrame(fromChannel0: channels[0][index])
     }
 
     /// Checks each channel from its own first sound (channels may be connected one after
@@ -180,12 +196,16 @@ enum SequenceCheck {
     /// sequence exactly, on every channel, aligned across channels.
     static func verifyGapsFilledWithSilence(_ channels: [[Float]]) -> (silentFrames: Int, jumps: [Int], mismatch: String?) {
         guard let frames = channels.first?.count,
-              let start = (0..<frames).first(where: { i in channels.allSatisfy { $0[i] != 0 } }) else {
+            let start = (0..<frames).first(where: { i in channels.allSatisfy { $0[i] != 0 } })
+        else {
             return (0, [], "no frame where every channel carries signal")
         }
         var silent = 0, jumps: [Int] = [], expected: Int?
         for i in start..<frames {
-            if channels.allSatisfy({ $0[i] == 0 }) { silent += 1; continue }
+            if channels.allSatisfy({ $0[i] == 0 }) {
+                silent += 1
+                continue
+            }
             let number = frame(at: i, in: channels)
             if let expected, number != expected { jumps.append((number - expected) & 0xFFFF_FFFF) }
             for c in channels.indices where channels[c][i].bitPattern != TestSignal.sequenceValue(channel: c, frame: number).bitPattern {

@@ -18,8 +18,10 @@ enum JackhostBinary {
 
     /// Runs jackhost to completion and checks the sanitizer stayed quiet.
     @discardableResult
-    static func run(_ arguments: [String], timeout: Double = 60, environment: [String: String] = [:],
-                    file: StaticString = #filePath, line: UInt = #line) throws -> JACKFixture.ToolResult {
+    static func run(
+        _ arguments: [String], timeout: Double = 60, environment: [String: String] = [:],
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> JACKFixture.ToolResult {
         let result = try JACKFixture.run(path, arguments, timeout: timeout, environment: environment)
         assertNoSanitizerReport(result.stderr, file: file, line: line)
         return result
@@ -58,7 +60,12 @@ final class RunningJackhost {
         try process.run()
     }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 

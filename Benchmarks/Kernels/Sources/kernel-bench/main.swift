@@ -29,10 +29,16 @@ struct Options {
         }
         while index < arguments.count {
             switch arguments[index] {
-            case "--rounds": guard let n = Int(value()), n > 0 else { Options.usage() }; rounds = n
-            case "--seconds": guard let s = Double(value()), s > 0 else { Options.usage() }; seconds = s
+            case "--rounds":
+                guard let n = Int(value()), n > 0 else { Options.usage() }
+                rounds = n
+            case "--seconds":
+                guard let s = Double(value()), s > 0 else { Options.usage() }
+                seconds = s
             case "--only": cases = [value()]
-            case "--calls": guard let n = Int(value()), n > 0 else { Options.usage() }; calls = n
+            case "--calls":
+                guard let n = Int(value()), n > 0 else { Options.usage() }
+                calls = n
             default: Options.usage()
             }
             index += 1
@@ -40,14 +46,16 @@ struct Options {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("""
-            usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring] [--calls N]
-              --rounds N   rounds per item; subject and peers alternate within each round (default 5)
-              --seconds S  time per measurement (default 0.2)
-              --calls N    call each conversion subject exactly N times (16384 samples a call) instead
-                           of for a time; for instruction counts under valgrind --tool=callgrind
+        FileHandle.standardError.write(
+            Data(
+                """
+                usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring] [--calls N]
+                  --rounds N   rounds per item; subject and peers alternate within each round (default 5)
+                  --seconds S  time per measurement (default 0.2)
+                  --calls N    call each conversion subject exactly N times (16384 samples a call) instead
+                               of for a time; for instruction counts under valgrind --tool=callgrind
 
-            """.utf8))
+                """.utf8))
         exit(2)
     }
 }
@@ -78,7 +86,10 @@ func callsPerSecond(seconds: Double, _ body: () -> Void) -> Double {
 }
 
 func emit(_ caseName: String, _ item: String, _ subject: String, _ round: Int, _ rate: Double, _ unit: String) {
-    FileHandle.standardOutput.write(Data(("{\"case\":\"\(caseName)\",\"item\":\"\(item)\",\"subject\":\"\(subject)\",\"round\":\(round),\"rate\":\(rate),\"unit\":\"\(unit)\"}\n").utf8))
+    FileHandle.standardOutput.write(
+        Data(
+            ("{\"case\":\"\(caseName)\",\"item\":\"\(item)\",\"subject\":\"\(subject)\",\"round\":\(round),\"rate\":\(rate),\"unit\":\"\(unit)\"}\n")
+                .utf8))
 }
 
 /// The same pointer array, typed as C sees `const float *const *`.
@@ -167,49 +178,60 @@ func runConversion(_ options: Options) {
         var check: () -> Void
     }
     let kernels: [Kernel] = [
-        Kernel(item: "int16",
-               jackhost: { SampleConversion.floatToInt16(source, out16, count: count, using: $0) },
-               scalar: { cb_float_to_int16(source, peer16, count) },
-               swiftScalar: { for i in 0..<count { out16[i] = SampleConversion.referenceInt16(source[i]) } },
-               check: { checkEqual("int16", out16, peer16, count, source) }),
-        Kernel(item: "int24",
-               jackhost: { SampleConversion.floatToInt24(source, out32, count: count, using: $0) },
-               scalar: { cb_float_to_int24(source, peer32, count) },
-               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt24(source[i]) } },
-               check: { checkEqual("int24", out32, peer32, count, source) }),
+        Kernel(
+            item: "int16",
+            jackhost: { SampleConversion.floatToInt16(source, out16, count: count, using: $0) },
+            scalar: { cb_float_to_int16(source, peer16, count) },
+            swiftScalar: { for i in 0..<count { out16[i] = SampleConversion.referenceInt16(source[i]) } },
+            check: { checkEqual("int16", out16, peer16, count, source) }),
+        Kernel(
+            item: "int24",
+            jackhost: { SampleConversion.floatToInt24(source, out32, count: count, using: $0) },
+            scalar: { cb_float_to_int24(source, peer32, count) },
+            swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt24(source[i]) } },
+            check: { checkEqual("int24", out32, peer32, count, source) }),
         // What the recorder calls for 24-bit files: the same conversion shifted left by 8.
-        Kernel(item: "int24 left-justified",
-               jackhost: { SampleConversion.floatToInt24LeftJustified(source, out32, count: count, using: $0) },
-               scalar: { cb_float_to_int24_left_justified(source, peer32, count) },
-               swiftScalar: nil,
-               check: { checkEqual("int24 left-justified", out32, peer32, count, source) }),
-        Kernel(item: "int32",
-               jackhost: { SampleConversion.floatToInt32(source, out32, count: count, using: $0) },
-               scalar: { cb_float_to_int32(source, peer32, count) },
-               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt32(source[i]) } },
-               check: { checkEqual("int32", out32, peer32, count, source) }),
-        Kernel(item: "8.24",
-               jackhost: { SampleConversion.floatToFixed8_24(source, out32, count: count, using: $0) },
-               scalar: { cb_float_to_fixed8_24(source, peer32, count) },
-               swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceFixed8_24(source[i]) } },
-               check: { checkEqual("8.24", out32, peer32, count, source) }),
-        Kernel(item: "interleave x64",
-               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar64), frames: count / 64, into: outFloat, using: $0) },
-               scalar: { cb_interleave(cArray(planar64.baseAddress!), 64, count / 64, peerFloat) },
-               swiftScalar: nil,
-               check: { checkEqual("interleave x64", outFloat, peerFloat, count, source) }),
-        Kernel(item: "interleave x2",
-               jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar2), frames: count / 2, into: outFloat, using: $0) },
-               scalar: { cb_interleave(cArray(planar2.baseAddress!), 2, count / 2, peerFloat) },
-               swiftScalar: nil,
-               check: { checkEqual("interleave x2", outFloat, peerFloat, count, source) }),
+        Kernel(
+            item: "int24 left-justified",
+            jackhost: { SampleConversion.floatToInt24LeftJustified(source, out32, count: count, using: $0) },
+            scalar: { cb_float_to_int24_left_justified(source, peer32, count) },
+            swiftScalar: nil,
+            check: { checkEqual("int24 left-justified", out32, peer32, count, source) }),
+        Kernel(
+            item: "int32",
+            jackhost: { SampleConversion.floatToInt32(source, out32, count: count, using: $0) },
+            scalar: { cb_float_to_int32(source, peer32, count) },
+            swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceInt32(source[i]) } },
+            check: { checkEqual("int32", out32, peer32, count, source) }),
+        Kernel(
+            item: "8.24",
+            jackhost: { SampleConversion.floatToFixed8_24(source, out32, count: count, using: $0) },
+            scalar: { cb_float_to_fixed8_24(source, peer32, count) },
+            swiftScalar: { for i in 0..<count { out32[i] = SampleConversion.referenceFixed8_24(source[i]) } },
+            check: { checkEqual("8.24", out32, peer32, count, source) }),
+        Kernel(
+            item: "interleave x64",
+            jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar64), frames: count / 64, into: outFloat, using: $0) },
+            scalar: { cb_interleave(cArray(planar64.baseAddress!), 64, count / 64, peerFloat) },
+            swiftScalar: nil,
+            check: { checkEqual("interleave x64", outFloat, peerFloat, count, source) }),
+        Kernel(
+            item: "interleave x2",
+            jackhost: { SampleConversion.interleave(UnsafeBufferPointer(planar2), frames: count / 2, into: outFloat, using: $0) },
+            scalar: { cb_interleave(cArray(planar2.baseAddress!), 2, count / 2, peerFloat) },
+            swiftScalar: nil,
+            check: { checkEqual("interleave x2", outFloat, peerFloat, count, source) }),
         // What `jackhost stream --format s16` does per block: convert and interleave in one pass.
-        Kernel(item: "s16 interleaved x64",
-               jackhost: { SampleConversion.encode(UnsafeBufferPointer(planar64), frames: count / 64, format: .int16,
-                                                   interleaved: true, into: UnsafeMutableRawPointer(out16), using: $0) },
-               scalar: { cb_encode_int16_interleaved(cArray(planar64.baseAddress!), 64, count / 64, peer16) },
-               swiftScalar: nil,
-               check: { checkEqual("s16 interleaved x64", out16, peer16, count, source) }),
+        Kernel(
+            item: "s16 interleaved x64",
+            jackhost: {
+                SampleConversion.encode(
+                    UnsafeBufferPointer(planar64), frames: count / 64, format: .int16,
+                    interleaved: true, into: UnsafeMutableRawPointer(out16), using: $0)
+            },
+            scalar: { cb_encode_int16_interleaved(cArray(planar64.baseAddress!), 64, count / 64, peer16) },
+            swiftScalar: nil,
+            check: { checkEqual("s16 interleaved x64", out16, peer16, count, source) }),
     ]
     let memcpyPeer = { cb_memcpy(copy, source, count * MemoryLayout<Float>.stride) }
 
@@ -228,13 +250,16 @@ func runConversion(_ options: Options) {
     }
     var meterKernels: [(String, () -> Void)] = [
         ("jackhost", { measureBlock(SampleConversion.activeKernels) }),
-        ("scalar", {
-            var peak: Float = 0, sum: Double = 0, clips = 0
-            for channel in 0..<64 {
-                cb_measure(source + channel * 64, 64, &peak, &sum, &clips)
-                meterSink = max(meterSink, peak)
+        (
+            "scalar",
+            {
+                var peak: Float = 0, sum: Double = 0, clips = 0
+                for channel in 0..<64 {
+                    cb_measure(source + channel * 64, 64, &peak, &sum, &clips)
+                    meterSink = max(meterSink, peak)
+                }
             }
-        }),
+        ),
     ]
     if SampleConversion.activeKernels != .portable {
         meterKernels.append(("portable", { measureBlock(.portable) }))
@@ -374,8 +399,9 @@ func runRing(_ options: Options) {
         do {
             let worker = DeliveryWorker(ring: ring, pollMicroseconds: poll)
             var mismatch = false
-            _ = ring.write(view, timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false),
-                           droppedFramesBefore: 0)
+            _ = ring.write(
+                view, timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false),
+                droppedFramesBefore: 0)
             _ = ring.readNext { block in
                 for channel in 0..<channels where !block.buffers[channel].elementsEqual(UnsafeBufferPointer(start: sources[channel], count: frames)) {
                     mismatch = true
@@ -397,8 +423,9 @@ func runRing(_ options: Options) {
                     let start = nowSeconds()
                     while true {
                         for _ in 0..<64 {
-                            let stamp = AudioTimestamp(frameTime: UInt32(truncatingIfNeeded: sequence) &* UInt32(frames),
-                                                       microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false)
+                            let stamp = AudioTimestamp(
+                                frameTime: UInt32(truncatingIfNeeded: sequence) &* UInt32(frames),
+                                microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false)
                             // A full ring waits, as in freewheel (backpressure): nothing is dropped.
                             while !ring.write(view, timestamp: stamp, droppedFramesBefore: 0) { sched_yield() }
                             sequence &+= 1
@@ -419,7 +446,7 @@ func runRing(_ options: Options) {
                     while elapsed < options.seconds {
                         for _ in 0..<64 {
                             cb_copy_block_into_ring(cArray(sources), channels, frames, peerRing, capacity, offset)
-                            offset = (offset + frames) % capacity   // AudioBlockRing's capacity need not be a power of two
+                            offset = (offset + frames) % capacity  // AudioBlockRing's capacity need not be a power of two
                         }
                         blocks += 64
                         elapsed = nowSeconds() - start

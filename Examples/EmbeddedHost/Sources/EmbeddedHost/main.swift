@@ -64,15 +64,18 @@ do {
     print("EmbeddedHost: \(error) (or run with --embedded)")
     exit(1)
 }
-print("session: \(Int(session.sampleRate)) Hz, \(session.bufferFrames) frames per period,",
-      "\(session.inputNumberOfChannels) capture channels: \(session.capturePorts.joined(separator: ", "))")
+print(
+    "session: \(Int(session.sampleRate)) Hz, \(session.bufferFrames) frames per period,",
+    "\(session.inputNumberOfChannels) capture channels: \(session.capturePorts.joined(separator: ", "))")
 
 // 4. Configure the host (the RemoteIO unit): all capture channels, auto-connected, plus the
 //    tone when we brought our own server.
 var connections = CaptureHost.Connections.physicalCapture
 if let tone { connections = .patterns(tone.outputPortNames) }
-let host = CaptureHost(configuration: .init(clientName: "embedded-host", serverName: serverName, connections: connections,
-                                            frameLimit: Int(seconds * session.sampleRate)))
+let host = CaptureHost(
+    configuration: .init(
+        clientName: "embedded-host", serverName: serverName, connections: connections,
+        frameLimit: Int(seconds * session.sampleRate)))
 let meter = PeakMeter()
 host.add(realtime: meter)
 

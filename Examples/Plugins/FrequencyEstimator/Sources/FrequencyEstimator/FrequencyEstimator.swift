@@ -13,10 +13,12 @@ public final class FrequencyEstimator: RealtimePlugin {
     /// output, hysteresis and max-frequency.
     public static let options: [PluginOption] = [
         .output,
-        .double("hysteresis", default: 0.001,
-                help: "the signal must fall below -hysteresis between counted crossings (0 to 1; 0.001 is -60 dBFS)"),
-        .double("max-frequency", default: 20000,
-                help: "ignore crossings closer than one period of this (Hz); must be below half the sample rate"),
+        .double(
+            "hysteresis", default: 0.001,
+            help: "the signal must fall below -hysteresis between counted crossings (0 to 1; 0.001 is -60 dBFS)"),
+        .double(
+            "max-frequency", default: 20000,
+            help: "ignore crossings closer than one period of this (Hz); must be below half the sample rate"),
     ]
 
     private let output: PluginOutput
@@ -40,8 +42,9 @@ public final class FrequencyEstimator: RealtimePlugin {
     /// Refuses a max-frequency at or above Nyquist; allocates one counter per channel.
     public func prepare(format: StreamFormat) throws {
         guard maxFrequency < format.sampleRate / 2 else {
-            throw EstimatorError("max-frequency \(Self.hertz(maxFrequency)) Hz is not below the Nyquist frequency "
-                                 + "\(Self.hertz(format.sampleRate / 2)) Hz of a \(Self.hertz(format.sampleRate)) Hz stream")
+            throw EstimatorError(
+                "max-frequency \(Self.hertz(maxFrequency)) Hz is not below the Nyquist frequency "
+                    + "\(Self.hertz(format.sampleRate / 2)) Hz of a \(Self.hertz(format.sampleRate)) Hz stream")
         }
         sampleRate = format.sampleRate
         counters.deallocate()

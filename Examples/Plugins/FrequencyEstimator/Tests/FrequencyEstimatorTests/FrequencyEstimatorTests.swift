@@ -2,6 +2,7 @@ import Foundation
 import JackHost
 import JackHostPluginSDK
 import XCTest
+
 @testable import FrequencyEstimator
 
 final class FrequencyEstimatorTests: XCTestCase {
@@ -75,8 +76,9 @@ final class FrequencyEstimatorTests: XCTestCase {
     func testRefusesMaxFrequencyAtOrAboveNyquist() throws {
         let plugin = try FrequencyEstimator.make(options: ["output": outputPath(), "max-frequency": "24000"])
         XCTAssertThrowsError(try plugin.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))) { error in
-            XCTAssertEqual(String(describing: error),
-                           "max-frequency 24000 Hz is not below the Nyquist frequency 24000 Hz of a 48000 Hz stream")
+            XCTAssertEqual(
+                String(describing: error),
+                "max-frequency 24000 Hz is not below the Nyquist frequency 24000 Hz of a 48000 Hz stream")
         }
         try plugin.prepare(format: StreamFormat(sampleRate: 96000, channelCount: 2))
         plugin.finish()

@@ -23,7 +23,8 @@ struct Biquad: Equatable {
         // H = (b0 + b1 z^-1 + b2 z^-2) / (1 + a1 z^-1 + a2 z^-2) with z^-k = cos(kw) - i sin(kw).
         let numerator = (re: b0 + b1 * cos(w) + b2 * cos(2 * w), im: -b1 * sin(w) - b2 * sin(2 * w))
         let denominator = (re: 1 + a1 * cos(w) + a2 * cos(2 * w), im: -a1 * sin(w) - a2 * sin(2 * w))
-        return ((numerator.re * numerator.re + numerator.im * numerator.im)
+        return
+            ((numerator.re * numerator.re + numerator.im * numerator.im)
             / (denominator.re * denominator.re + denominator.im * denominator.im)).squareRoot()
     }
 }
@@ -44,8 +45,9 @@ enum KWeighting {
         let vh = pow(10, gainDB / 20)
         let vb = pow(vh, 0.4996667741545416)
         let a0 = 1 + k / q + k * k
-        return Biquad(b0: (vh + vb * k / q + k * k) / a0, b1: 2 * (k * k - vh) / a0, b2: (vh - vb * k / q + k * k) / a0,
-                      a1: 2 * (k * k - 1) / a0, a2: (1 - k / q + k * k) / a0)
+        return Biquad(
+            b0: (vh + vb * k / q + k * k) / a0, b1: 2 * (k * k - vh) / a0, b2: (vh - vb * k / q + k * k) / a0,
+            a1: 2 * (k * k - 1) / a0, a2: (1 - k / q + k * k) / a0)
     }
 
     /// Stage 2, the RLB high-pass. Its numerator is 1, -2, 1 unnormalised, as in the standard's table.

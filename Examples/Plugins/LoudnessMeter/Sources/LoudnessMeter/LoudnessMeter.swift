@@ -84,9 +84,10 @@ public final class LoudnessMeter: DeferredPlugin {
     public func finish() {
         for (index, channel) in channels.enumerated() {
             let history = channel.history
-            output.write(line: "{\"channel\":\"in_\(index + 1)\",\"summary\":true,\"integrated\":\(Self.json(history.integrated)),"
-                         + "\"maxMomentary\":\(Self.json(history.maxMomentary)),\"maxShortTerm\":\(Self.json(history.maxShortTerm)),"
-                         + "\"seconds\":\(String(format: "%.3f", Double(streamFrames) / sampleRate)),\"droppedFrames\":\(droppedFrames)}")
+            output.write(
+                line: "{\"channel\":\"in_\(index + 1)\",\"summary\":true,\"integrated\":\(Self.json(history.integrated)),"
+                    + "\"maxMomentary\":\(Self.json(history.maxMomentary)),\"maxShortTerm\":\(Self.json(history.maxShortTerm)),"
+                    + "\"seconds\":\(String(format: "%.3f", Double(streamFrames) / sampleRate)),\"droppedFrames\":\(droppedFrames)}")
         }
     }
 
@@ -98,8 +99,9 @@ public final class LoudnessMeter: DeferredPlugin {
             channels[index].stepSum = 0
             let history = channels[index].history
             guard history.hasMomentary else { continue }
-            output.write(line: "{\"channel\":\"in_\(index + 1)\",\"time\":\(time),\"momentary\":\(Self.json(history.momentary)),"
-                         + "\"shortTerm\":\(Self.json(history.shortTerm))}")
+            output.write(
+                line: "{\"channel\":\"in_\(index + 1)\",\"time\":\(time),\"momentary\":\(Self.json(history.momentary)),"
+                    + "\"shortTerm\":\(Self.json(history.shortTerm))}")
         }
         stepFilled = 0
     }

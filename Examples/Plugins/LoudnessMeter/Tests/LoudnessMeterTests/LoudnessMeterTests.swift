@@ -2,6 +2,7 @@ import Foundation
 import JackHost
 import JackHostPluginSDK
 import XCTest
+
 @testable import LoudnessMeter
 
 /// The K-weighting filters exactly as ITU-R BS.1770-4 tabulates them for 48 kHz (Tables 1 and 2),
@@ -38,8 +39,10 @@ final class LoudnessMeterTests: XCTestCase {
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: directory) }
 
     /// Runs the meter over `channels` and returns its JSON lines.
-    private func measure(_ channels: [[Float]], sampleRate: Double = 48000, droppedCycles: Set<Int> = [],
-                         blockFrames: Int = 256) throws -> [[String: Any]] {
+    private func measure(
+        _ channels: [[Float]], sampleRate: Double = 48000, droppedCycles: Set<Int> = [],
+        blockFrames: Int = 256
+    ) throws -> [[String: Any]] {
         let path = directory.appendingPathComponent("loudness-\(UUID().uuidString).jsonl").path
         let meter = try LoudnessMeter.make(options: ["output": path])
         try PluginTestDriver(sampleRate: sampleRate, blockFrames: blockFrames, droppedCycles: droppedCycles).run(meter, channels: channels)
@@ -84,8 +87,10 @@ final class LoudnessMeterTests: XCTestCase {
     }
 
     func testOneKilohertzAtTwoLevelsFollowsTheKWeightingGain() throws {
-        let lines = try measure([PluginTestAudio.sine(frequency: 1000, amplitude: 1, frames: 48000 * 3),
-                                 PluginTestAudio.sine(frequency: 1000, amplitude: 0.5, frames: 48000 * 3)])
+        let lines = try measure([
+            PluginTestAudio.sine(frequency: 1000, amplitude: 1, frames: 48000 * 3),
+            PluginTestAudio.sine(frequency: 1000, amplitude: 0.5, frames: 48000 * 3),
+        ])
         for (channel, amplitude) in [("in_1", 1.0), ("in_2", 0.5)] {
             let expected = StandardTable.sineLoudness(frequency: 1000, amplitude: amplitude)
             let last = try XCTUnwrap(readings(lines, channel: channel).last)
@@ -97,12 +102,15 @@ final class LoudnessMeterTests: XCTestCase {
     func testTheCurveIsTheSameAtOtherSampleRates() throws {
         // The standard tabulates 48 kHz only. The bilinear transform warps the curve a little at other
         // rates (about 0.025 dB at 96 kHz); EBU Tech 3341 allows 0.1 LU, so hold it to half that.
-        for (frequency, expected) in [(100.0, StandardTable.sineLoudness(frequency: 100, amplitude: 0.5)),
-                                      (1000.0, StandardTable.sineLoudness(frequency: 1000, amplitude: 0.5)),
-                                      (5000.0, StandardTable.sineLoudness(frequency: 5000, amplitude: 0.5))] {
+        for (frequency, expected) in [
+            (100.0, StandardTable.sineLoudness(frequency: 100, amplitude: 0.5)),
+            (1000.0, StandardTable.sineLoudness(frequency: 1000, amplitude: 0.5)),
+            (5000.0, StandardTable.sineLoudness(frequency: 5000, amplitude: 0.5)),
+        ] {
             for rate in [44100.0, 96000.0] {
-                let lines = try measure([PluginTestAudio.sine(frequency: frequency, amplitude: 0.5, sampleRate: rate, frames: Int(rate))],
-                                        sampleRate: rate)
+                let lines = try measure(
+                    [PluginTestAudio.sine(frequency: frequency, amplitude: 0.5, sampleRate: rate, frames: Int(rate))],
+                    sampleRate: rate)
                 let last = try XCTUnwrap(readings(lines, channel: "in_1").last)
                 XCTAssertEqual(last["momentary"] as? Double ?? 0, expected, accuracy: 0.05, "\(frequency) Hz at \(rate)")
             }
@@ -118,7 +126,7 @@ final class LoudnessMeterTests: XCTestCase {
     func testIntegratedLoudnessGatesOutSilenceAndQuietPassages() throws {
         let rate = 48000
         let loud = PluginTestAudio.sine(frequency: 997, amplitude: 1, frames: rate * 2)
-        let quiet = PluginTestAudio.sine(frequency: 997, amplitude: 0.03, frames: rate * 4)    // about -33 LUFS
+        let quiet = PluginTestAudio.sine(frequency: 997, amplitude: 0.03, frames: rate * 4)  // about -33 LUFS
         let silence = [Float](repeating: 0, count: rate * 4)
         let lines = try measure([loud + quiet, loud + silence])
         let full = StandardTable.sineLoudness(frequency: 997, amplitude: 1)

@@ -1,7 +1,7 @@
 /// A preallocated histogram of how long the process callback takes, in microseconds.
 ///
 /// The real-time thread only increments a bucket; nothing allocates or locks. Read the
-/// summary after ``CaptureHost/stop()``: the buckets are plain memory, and stopping the
+/// summary after ``CaptureHost/stop(drainLimit:abandonWhen:)``: the buckets are plain memory, and stopping the
 /// host (deactivating the client) orders the real-time writes before the read.
 public final class CallbackTimer: @unchecked Sendable {
     /// Durations at or above this many microseconds share the last bucket (their maximum is kept exactly).

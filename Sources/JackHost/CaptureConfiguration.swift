@@ -34,7 +34,7 @@ extension CaptureHost {
         /// counted in ``CaptureStatistics/Consumer/abandonedFrames``.
         public var drainLimit: Double
         /// Deliver exactly this many frames, then stop delivering (``CaptureHost/isComplete``
-        /// turns true). Nil delivers until ``CaptureHost/stop()``.
+        /// turns true). Nil delivers until ``CaptureHost/stop(drainLimit:abandonWhen:)``.
         public var frameLimit: Int?
         /// Deliver this many seconds of audio, then stop, like ``frameLimit``; the seconds become
         /// frames (`(seconds * rate).rounded()`) at the sample rate of the first connection.

@@ -11,14 +11,21 @@ import Synchronization
 
 /// The state the process callback works on, preallocated before activation.
 final class CaptureEngine: @unchecked Sendable {
-    let client: JackClient
+    /// The client's handle, for `jack_get_cycle_times` on the real-time thread without touching
+    /// the client object (the client owns this engine and outlives every callback).
+    private let clientHandle: OpaquePointer
     let channelCount: Int
     /// The host's input ports, one per channel.
     private let ports: UnsafeMutablePointer<OpaquePointer>
     /// This cycle's channel buffers; rewritten every cycle.
     private let channelPointers: UnsafeMutablePointer<UnsafePointer<Float>>
-    private let realtimeConsumers: UnsafeMutableBufferPointer<any RealtimeAudioConsumer>
-    private let deferredRunners: UnsafeMutableBufferPointer<DeferredConsumerRunner>
+    /// The real-time consumers, unowned: reading a strong reference out of memory retains it,
+    /// once per consumer per cycle. The host's ``ConsumerRegistry`` keeps them alive.
+    private let realtimeConsumers: UnsafeMutableBufferPointer<RealtimeSlot>
+    /// The deferred runners, unretained for the same reason; ``LiveSessionView`` keeps them alive.
+    private let deferredRunners: UnsafeMutableBufferPointer<Unmanaged<DeferredConsumerRunner>>
+    /// Strong references that keep the runners alive as long as the engine.
+    private let runnerOwners: [DeferredConsumerRunner]
 
     /// Cycle sequence number (process thread only).
     private var sequence: UInt64 = 0
@@ -67,24 +74,27 @@ final class CaptureEngine: @unchecked Sendable {
     let deliveryStopped = Atomic<Bool>(false)
 
     /// Times each cycle when set (benchmarks, `--callback-time`).
-    private let timer: CallbackTimer?
+    /// Unretained: the host's ``CaptureHost/callbackTimer`` keeps it alive, and reading a
+    /// strong (or even an unowned) optional reference retains it every cycle.
+    private let timer: Unmanaged<CallbackTimer>?
 
     init(
         client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
         deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil
     ) {
-        self.client = client
+        clientHandle = client.handle
         self.expectedFrameTime = expectedFrameTime
-        self.timer = timer
+        self.timer = timer.map { Unmanaged.passUnretained($0) }
         self.frameLimit = frameLimit
         channelCount = ports.count
         self.ports = .allocate(capacity: max(1, ports.count))
         for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
         channelPointers = .allocate(capacity: max(1, ports.count))
         realtimeConsumers = .allocate(capacity: realtime.count)
-        _ = realtimeConsumers.initialize(from: realtime)
+        _ = realtimeConsumers.initialize(from: realtime.map { RealtimeSlot(consumer: $0) })
         deferredRunners = .allocate(capacity: deferred.count)
-        _ = deferredRunners.initialize(from: deferred)
+        _ = deferredRunners.initialize(from: deferred.map { Unmanaged.passUnretained($0) })
+        runnerOwners = deferred
         bufferSize = Atomic(client.bufferSize)
         sampleRate = Atomic(client.sampleRate)
     }
@@ -101,11 +111,11 @@ final class CaptureEngine: @unchecked Sendable {
     @inline(__always)
     func runCycle(frames: UInt32) {
         let began = timer == nil ? 0 : JackClient.microsecondsNow()
-        defer { if let timer { timer.record(microseconds: JackClient.microsecondsNow() &- began) } }
+        defer { timer?._withUnsafeGuaranteedRef { $0.record(microseconds: JackClient.microsecondsNow() &- began) } }
         for channel in 0..<channelCount {
             channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
         }
-        let times = client.cycleTimes()
+        let times = JackClient.cycleTimes(of: clientHandle)
         // A jump in frame time means the server's clock moved on without running this client
         // for those frames: audio from a capture device in that time never reached us. Some
         // servers (PipeWire's dummy driver) report no xrun for it, so jackhost measures it,
@@ -140,7 +150,7 @@ final class CaptureEngine: @unchecked Sendable {
                 realtimeConsumers[index].process(block)
             }
             for index in 0..<deferredRunners.count {
-                deferredRunners[index].push(view, timestamp: timestamp)
+                deferredRunners[index]._withUnsafeGuaranteedRef { $0.push(view, timestamp: timestamp) }
             }
             deliveredFrames += deliverable
             if deliveredFrames >= frameLimit { limitReached.store(true, ordering: .releasing) }
@@ -174,7 +184,7 @@ final class CaptureEngine: @unchecked Sendable {
         freewheeling.store(starting, ordering: .relaxed)
         xrunGraceCycles.store(4, ordering: .relaxed)
         for index in 0..<deferredRunners.count {
-            deferredRunners[index].backpressure.store(starting, ordering: .relaxed)
+            deferredRunners[index]._withUnsafeGuaranteedRef { $0.backpressure.store(starting, ordering: .relaxed) }
         }
     }
 
@@ -188,17 +198,20 @@ final class CaptureEngine: @unchecked Sendable {
     /// ``JackClient/install(_:)`` calls this: the client keeps the engine alive until after
     /// `jack_client_close`, so no callback can see a freed context.
     func installCallbacks(on client: JackClient) {
+        // `_withUnsafeGuaranteedRef` calls into the engine without retaining it: the client
+        // guarantees its lifetime, and a retain is an atomic read-modify-write on the
+        // real-time thread (scripts/check-realtime-retains checks there is none).
         let context = Unmanaged.passUnretained(self).toOpaque()
         client.setProcessCallback(
             { frames, context in
                 cjack_rt_enter()
-                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().runCycle(frames: frames)
+                Unmanaged<CaptureEngine>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.runCycle(frames: frames) }
                 cjack_rt_exit()
                 return 0
             }, context: context)
         client.setXrunCallback(
             { context in
-                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleXrun()
+                Unmanaged<CaptureEngine>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.handleXrun() }
                 return 0
             }, context: context)
         client.setBufferSizeCallback(
@@ -215,7 +228,7 @@ final class CaptureEngine: @unchecked Sendable {
             }, context: context)
         client.setFreewheelCallback(
             { starting, context in
-                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue().handleFreewheel(starting: starting != 0)
+                Unmanaged<CaptureEngine>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.handleFreewheel(starting: starting != 0) }
             }, context: context)
         // Notification thread: only flag it; the monitor thread queries the graph.
         client.setPortConnectCallback(
@@ -234,5 +247,33 @@ final class CaptureEngine: @unchecked Sendable {
                 Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
                     .serverLost.store(true, ordering: .releasing)
             }, context: context)
+    }
+}
+
+/// A real-time consumer held without a reference count (see `CaptureEngine.realtimeConsumers`):
+/// the object unretained, and its type, through which ``RealtimeAudioConsumer/processUnretained(_:_:)``
+/// calls `process` on a guaranteed reference. A metatype is not reference-counted, and neither
+/// is a guaranteed reference; an existential (`any RealtimeAudioConsumer`) read from memory is.
+struct RealtimeSlot {
+    let object: Unmanaged<AnyObject>
+    let type: any RealtimeAudioConsumer.Type
+
+    init(consumer: any RealtimeAudioConsumer) {
+        object = Unmanaged.passUnretained(consumer as AnyObject)
+        type = Swift.type(of: consumer)
+    }
+
+    /// **Real-time safe.** Calls the consumer's `process` without retaining it.
+    @inline(__always)
+    func process(_ block: AudioBlock) {
+        type.processUnretained(object, block)
+    }
+}
+
+extension RealtimeAudioConsumer {
+    /// **Real-time safe.** `process(_:)` on an unretained instance of this type.
+    @inline(__always)
+    static func processUnretained(_ object: Unmanaged<AnyObject>, _ block: AudioBlock) {
+        object._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Self.self).process(block) }
     }
 }

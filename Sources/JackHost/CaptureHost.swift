@@ -16,17 +16,18 @@ import Synchronization
 /// host.stop()
 /// ```
 ///
-/// The host is a front: a ``ConsumerRegistry`` keeps the consumers' contract, a
-/// ``SessionFactory`` builds live sessions, a ``SessionSupervisor`` owns the live session on
+/// The host is a front: a `ConsumerRegistry` keeps the consumers' contract, a
+/// `SessionFactory` builds live sessions, a `SessionSupervisor` owns the live session on
 /// its own thread (events, server loss, reconnects, route changes, wiring through a
-/// ``ConnectionKeeper``), and a ``CaptureLedger`` holds what other threads may read.
+/// `ConnectionKeeper`), and a `CaptureLedger` holds what other threads may read
+/// (docs/ARCHITECTURE.md draws them).
 public final class CaptureHost: @unchecked Sendable {
     // @unchecked: `supervisor` and `started` are touched only by start() and stop(), which
     // callers serialise (documented on both); everything else is immutable or thread-safe.
 
     /// The configuration the host was created with.
     public let configuration: Configuration
-    /// Callback durations, when ``Configuration/measureCallbackTime`` is set; read after ``stop()``.
+    /// Callback durations, when ``Configuration/measureCallbackTime`` is set; read after ``stop(drainLimit:abandonWhen:)``.
     public let callbackTimer: CallbackTimer?
 
     private let consumers = ConsumerRegistry()
@@ -51,7 +52,9 @@ public final class CaptureHost: @unchecked Sendable {
     }
 
     /// Adds a consumer fed on its own worker thread through its own ring. Call before ``start()``.
-    /// - Parameter ringSeconds: Audio the ring holds; nil uses the configuration's default.
+    /// - Parameters:
+    ///   - consumer: The consumer; its `consume` runs on a worker thread of its own.
+    ///   - ringSeconds: Audio the ring holds; nil uses the configuration's default.
     public func add(deferred consumer: some DeferredAudioConsumer, ringSeconds: Double? = nil) {
         precondition(!started, "add consumers before start()")
         consumers.add(deferred: consumer, ringSeconds: ringSeconds)
@@ -73,7 +76,7 @@ public final class CaptureHost: @unchecked Sendable {
     /// Problems found before activation (no server, bad channel count, a pattern that
     /// matches nothing, a consumer that refuses the format) throw before the JACK graph
     /// is touched. Connections that fail after activation do not throw; they are listed in
-    /// ``connectionFailures``. Call start() and ``stop()`` from one thread at a time.
+    /// ``connectionFailures``. Call start() and ``stop(drainLimit:abandonWhen:)`` from one thread at a time.
     public func start() throws {
         precondition(!started, "CaptureHost.start() called twice")
         ledger = CaptureLedger(consumerNames: consumers.deferredNames)
@@ -155,7 +158,7 @@ public final class CaptureHost: @unchecked Sendable {
 
     // MARK: What other threads may ask
 
-    /// The session as read when the host last (re)connected; kept after ``stop()``.
+    /// The session as read when the host last (re)connected; kept after ``stop(drainLimit:abandonWhen:)``.
     public var session: AudioSessionInfo? { ledger.lastView?.session }
     /// The format consumers are prepared with.
     public var format: StreamFormat? { ledger.lastView?.format }

@@ -11,7 +11,7 @@ import Glibc
 /// Any thread may use a client, and ``close(serverAlive:)`` may come from another thread at
 /// any time: the ordinary methods take the client's lock and, once it is closed, answer as
 /// an empty graph would (no ports, no connections) instead of touching a freed handle. The
-/// client also owns the context its callbacks receive (``install(_:)``), as rust-jack's
+/// client also owns the context its callbacks receive (`install(_:)`), as rust-jack's
 /// `AsyncClient` owns its handlers, so a callback can never see a freed context.
 public final class JackClient: @unchecked Sendable {
     // @unchecked: `isClosed`, `registeredPorts` and `callbackOwner` are guarded by `lock`;
@@ -263,8 +263,10 @@ public final class JackClient: @unchecked Sendable {
 
     /// Registers an audio output port (short name, without the client prefix).
     ///
-    /// - Parameter physical: Mark it physical and terminal, as bridges to hardware
-    ///   (alsa_in, netjack) do; capture hosts then count it as a capture channel.
+    /// - Parameters:
+    ///   - shortName: The port's name without the client prefix, e.g. `out_1`.
+    ///   - physical: Mark it physical and terminal, as bridges to hardware
+    ///     (alsa_in, netjack) do; capture hosts then count it as a capture channel.
     public func registerAudioOutput(named shortName: String, physical: Bool = false) throws(JackError) -> JackPort {
         let flags =
             physical
@@ -298,7 +300,9 @@ public final class JackClient: @unchecked Sendable {
     /// Sets a metadata property on a port, as patchbays (qjackctl, Carla) read it.
     ///
     /// - Parameters:
+    ///   - port: One of this client's ports.
     ///   - key: A property URI such as ``JackClient/prettyNameKey``.
+    ///   - value: The value, as UTF-8 text.
     ///   - type: The value's MIME or XML Schema type; nil means a plain UTF-8 string.
     /// - Returns: false when the server refused (jackd built without metadata support).
     ///
@@ -415,7 +419,7 @@ public final class JackClient: @unchecked Sendable {
     /// **Real-time safe.** The frame time and microseconds at the start of this cycle.
     /// The corresponding C function is `jack_get_cycle_times`.
     @inline(__always)
-    func cycleTimes() -> (frames: UInt32, microseconds: UInt64) {
+    static func cycleTimes(of handle: OpaquePointer) -> (frames: UInt32, microseconds: UInt64) {
         var frames: jack_nframes_t = 0
         var current: jack_time_t = 0
         var next: jack_time_t = 0

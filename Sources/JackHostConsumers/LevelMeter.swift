@@ -54,6 +54,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     }
 
     private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
+    /// The same states, unretained, for the real-time thread: reading a class reference out
+    /// of `states` retains it (an atomic read-modify-write per channel per cycle); `states`
+    /// keeps them alive.
+    private var realtimeStates: UnsafeMutableBufferPointer<Unmanaged<ChannelState>> = .init(start: nil, count: 0)
     /// One block's measurements per channel (real-time thread only; sized in `prepare`).
     private var blockPeaks = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private var blockSums = UnsafeMutablePointer<Double>.allocate(capacity: 1)
@@ -82,6 +86,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
 
     deinit {
         states.deinitialize().deallocate()
+        realtimeStates.deallocate()
         blockPeaks.deallocate()
         blockSums.deallocate()
         blockClips.deallocate()
@@ -104,6 +109,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         blockSums.initialize(repeating: 0, count: slots)
         blockClips.initialize(repeating: 0, count: slots)
         _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
+        realtimeStates.deallocate()
+        realtimeStates = .allocate(capacity: format.channelCount)
+        _ = realtimeStates.initialize(from: states.map { Unmanaged.passUnretained($0) })
         channelCount = format.channelCount
         self.format = format
         appliedEpoch = windowEpoch.load(ordering: .relaxed)
@@ -125,25 +133,26 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
             using: kernels)
         for channel in 0..<channels {
             let peak = blockPeaks[channel], sumSquares = blockSums[channel], clipped = Int(blockClips[channel])
-            let state = states[channel]
-            if newWindow { state.windowPeak = 0 }
-            if peak > state.windowPeak {
-                state.windowPeak = peak
-                state.windowPeakBits.store(peak.bitPattern, ordering: .relaxed)
-            } else if newWindow {
-                state.windowPeakBits.store(state.windowPeak.bitPattern, ordering: .relaxed)
-            }
-            if peak > state.totalPeak {
-                state.totalPeak = peak
-                state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
-            }
-            state.totalSumSquares += sumSquares
-            state.frames += block.frameCount
-            state.totalSumSquaresBits.store(state.totalSumSquares.bitPattern, ordering: .relaxed)
-            state.totalFrames.store(state.frames, ordering: .relaxed)
-            if clipped > 0 {
-                state.clipCount += clipped
-                state.clips.store(state.clipCount, ordering: .relaxed)
+            realtimeStates[channel]._withUnsafeGuaranteedRef { state in
+                if newWindow { state.windowPeak = 0 }
+                if peak > state.windowPeak {
+                    state.windowPeak = peak
+                    state.windowPeakBits.store(peak.bitPattern, ordering: .relaxed)
+                } else if newWindow {
+                    state.windowPeakBits.store(state.windowPeak.bitPattern, ordering: .relaxed)
+                }
+                if peak > state.totalPeak {
+                    state.totalPeak = peak
+                    state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
+                }
+                state.totalSumSquares += sumSquares
+                state.frames += block.frameCount
+                state.totalSumSquaresBits.store(state.totalSumSquares.bitPattern, ordering: .relaxed)
+                state.totalFrames.store(state.frames, ordering: .relaxed)
+                if clipped > 0 {
+                    state.clipCount += clipped
+                    state.clips.store(state.clipCount, ordering: .relaxed)
+                }
             }
         }
     }

@@ -15,6 +15,7 @@ public struct CapturedBlock: Sendable {
 
 /// Feeds an `AsyncStream` from a deferred consumer's worker thread.
 final class AsyncTapConsumer: DeferredAudioConsumer, @unchecked Sendable {
+    // @unchecked: `pendingDroppedFrames` is touched only by the tap's worker thread; the continuation is thread-safe.
     let consumerName: String
     private let continuation: AsyncStream<CapturedBlock>.Continuation
     /// Blocks the stream's buffer refused since the last accepted one (worker thread only).

@@ -26,6 +26,7 @@ struct AudioBlockHeader: BitwiseCopyable {
 /// ``write(_:timestamp:droppedFramesBefore:)`` returns false and the caller
 /// counts the frames as dropped.
 public final class AudioBlockRing: @unchecked Sendable {
+    // @unchecked: writer-side fields (`writerPosition`) only on the writer's thread, reader-side ones (scratch, `readerChannels`) only on the reader's; samples are published by the header ring's release/acquire and `releasedFrames`.
     /// Channels per block.
     public let channelCount: Int
     /// Frames each channel buffer holds: the minimum asked for, rounded up to a multiple of
@@ -62,7 +63,9 @@ public final class AudioBlockRing: @unchecked Sendable {
         capacityFrames = frames
         samples = .allocate(capacity: channelCount * frames)
         samples.initialize(repeating: 0, count: channelCount * frames)
-        (headerWriter, headerReader) = SPSCRing<AudioBlockHeader>.makeRing(capacity: maximumBlocks)
+        let headers = SPSCRing<AudioBlockHeader>.makeRing(capacity: maximumBlocks)
+        headerWriter = headers.writer
+        headerReader = headers.reader
         readerChannels = .allocate(capacity: channelCount)
         readerChannels.initialize(repeating: UnsafePointer(samples), count: channelCount)
         wrapScratchFrames = 0

@@ -4,6 +4,7 @@
 /// summary after ``CaptureHost/stop(drainLimit:abandonWhen:)``: the buckets are plain memory, and stopping the
 /// host (deactivating the client) orders the real-time writes before the read.
 public final class CallbackTimer: @unchecked Sendable {
+    // @unchecked: only the process thread writes the buckets; `summary` is read after stop(), when deactivation has ordered those writes before the read.
     /// Durations at or above this many microseconds share the last bucket (their maximum is kept exactly).
     public static let bucketCount = 20_000
     private let buckets: UnsafeMutablePointer<UInt32>

@@ -11,6 +11,7 @@ import Synchronization
 
 /// The state the process callback works on, preallocated before activation.
 final class CaptureEngine: @unchecked Sendable {
+    // @unchecked: the process-thread fields (`sequence`, `xrunsReported`, `expectedFrameTime`, `deliveredFrames`) are touched only by JACK's process thread; everything shared is atomic; buffers are allocated before activation and freed after close.
     /// The client's handle, for `jack_get_cycle_times` on the real-time thread without touching
     /// the client object (the client owns this engine and outlives every callback).
     private let clientHandle: OpaquePointer

@@ -11,6 +11,7 @@ import Synchronization
 /// someone waits. The worker instead sleeps a fraction of a period between
 /// drains, so the real-time side stays free of system calls.
 final class DeferredConsumerRunner: @unchecked Sendable {
+    // @unchecked: `pendingDropped` is touched only by the real-time side (push); everything the worker and the host share is atomic, and `finished` is a semaphore.
     let consumer: any DeferredAudioConsumer
     /// The consumer's position among the host's deferred consumers (statistics key by it).
     let index: Int

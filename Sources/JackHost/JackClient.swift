@@ -448,6 +448,7 @@ public final class JackClient: @unchecked Sendable {
 
 /// A port owned by a ``JackClient``.
 public struct JackPort: @unchecked Sendable, Hashable {
+    // @unchecked: an opaque handle that libjack owns; every use goes through the owning client.
     /// The raw `jack_port_t *`.
     package let handle: OpaquePointer
 }

@@ -11,6 +11,8 @@ import Synchronization
 /// counters masked on access, as in swift-nio's `CircularBuffer`: `count` is
 /// simply `written - read`, and "full" and "empty" never look alike.
 public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
+    // @unchecked: `storage` slots are written only through the one Writer and read only through
+    // the one Reader, ordered by the release/acquire pairs on `written` and `read`.
     /// The number of elements the ring holds when full.
     public let capacity: Int
     private let mask: Int
@@ -32,16 +34,34 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     /// Makes a ring that holds at least `capacity` elements and returns its two ends.
-    public static func makeRing(capacity: Int) -> (writer: Writer, reader: Reader) {
+    ///
+    /// ```swift
+    /// let ends = SPSCRing<Int>.makeRing(capacity: 64)
+    /// let writer = ends.writer   // each end moves to its one owner; neither can be copied
+    /// let reader = ends.reader
+    /// ```
+    public static func makeRing(capacity: Int) -> Ends {
         let ring = SPSCRing(capacity: capacity)
-        return (Writer(ring: ring), Reader(ring: ring))
+        return Ends(writer: Writer(ring: ring), reader: Reader(ring: ring))
+    }
+
+    /// The two ends of a new ring, to be moved apart. (A tuple cannot hold noncopyable values.)
+    @frozen public struct Ends: ~Copyable {
+        /// The producing end.
+        public let writer: Writer
+        /// The consuming end.
+        public let reader: Reader
     }
 
     /// The number of elements waiting; exact from either end, approximate elsewhere.
     public var count: Int { written.load(ordering: .acquiring) &- read.load(ordering: .acquiring) }
 
     /// The producing end. **Real-time safe.**
-    public struct Writer: @unchecked Sendable {
+    ///
+    /// Noncopyable: exactly one owner, on one thread, may push.
+    public struct Writer: ~Copyable, @unchecked Sendable {
+        // @unchecked: it only holds the ring, whose shared state is atomic; being noncopyable,
+        // the end itself can be in one place only.
         /// The ring behind this end.
         public let ring: SPSCRing<Element>
 
@@ -63,7 +83,10 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// The consuming end. **Real-time safe.**
-    public struct Reader: @unchecked Sendable {
+    ///
+    /// Noncopyable: exactly one owner, on one thread, may pop.
+    public struct Reader: ~Copyable, @unchecked Sendable {
+        // @unchecked: as for ``Writer``.
         /// The ring behind this end.
         public let ring: SPSCRing<Element>
 

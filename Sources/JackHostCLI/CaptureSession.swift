@@ -167,6 +167,8 @@ final class CaptureSession {
             printError(failure)
             status = status == .success ? .failure : status
         }
+        // The meter's summary column has room for one number: the largest loss of any consumer;
+        // the note below names every consumer's own.
         let dropped = stats.consumers.map(\.droppedFrames).max() ?? 0
         if let meter, !plan.quiet {
             write(
@@ -195,7 +197,10 @@ final class CaptureSession {
             )
         }
         if stats.xruns > 0 || dropped > 0 {
-            printNote("xruns: \(stats.xruns), dropped frames: \(dropped)")
+            // Each consumer's own count: two instances of one plugin are told apart by position.
+            let perConsumer = stats.consumers.filter { $0.droppedFrames > 0 }
+                .map { "\($0.name) #\($0.index + 1) \($0.droppedFrames)" }.joined(separator: ", ")
+            printNote("xruns: \(stats.xruns), dropped frames: \(perConsumer.isEmpty ? "0" : perConsumer)")
         }
         return status
     }

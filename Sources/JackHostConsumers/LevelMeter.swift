@@ -32,10 +32,12 @@ public struct ChannelLevels: Sendable, Equatable {
 /// difference between two readings of the running sums, and asks for the window peak to
 /// restart by bumping an epoch counter that the real-time side checks once per cycle.
 public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
+    // @unchecked: per-channel working state is touched only by the real-time thread (process) after prepare; displays read atomics, and prepare and snapshots take `displayLock`.
     /// The name shown in reports.
     public let consumerName = "meter"
     /// One channel's published values; a class so that the ~Copyable atomics have a stable home.
     final class ChannelState: @unchecked Sendable {
+        // @unchecked: plain fields belong to the real-time thread; the display reads only the atomics.
         // Published by the real-time thread (relaxed stores), read by the display.
         let windowPeakBits = Atomic<UInt32>(0)
         let totalPeakBits = Atomic<UInt32>(0)

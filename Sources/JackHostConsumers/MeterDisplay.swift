@@ -7,6 +7,7 @@ import Synchronization
 /// Draws a ``LevelMeter`` off the real-time thread: live bars on a terminal,
 /// plain periodic lines otherwise, and a summary table at the end.
 public final class MeterDisplay: @unchecked Sendable {
+    // @unchecked: the display thread owns its state; start/stop are called from one thread and synchronise with it through an atomic and a semaphore.
     /// What the summary table reports besides levels.
     public struct Counters: Sendable {
         /// Frames lost by deferred consumers (for example the recorder's ring).

@@ -66,6 +66,7 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
 /// - After a server loss the current file is finalised and recording continues in the next
 ///   numbered segment (`take.wav`, then `take-0002.wav`, …) once the host reconnects.
 public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
+    // @unchecked: file state is touched only by the worker thread (consume/finish, ordered by the host); counters are atomics; `createdFiles` and the failure are under `lock`.
     /// The name shown in reports.
     public let consumerName = "recorder"
     /// The path asked for (with splitting, the stem of the numbered files; for an automatic

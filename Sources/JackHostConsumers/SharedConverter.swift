@@ -30,7 +30,9 @@ public struct AudioEncoding: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One block already converted to an ``AudioEncoding``.
-public struct EncodedBlock: @unchecked Sendable {
+///
+/// Not `Sendable`: like ``AudioBlock``, it borrows memory for one call.
+public struct EncodedBlock {
     /// The converted samples; valid only during the call that receives the block.
     public let bytes: UnsafeRawBufferPointer
     /// Frames in the block.
@@ -121,6 +123,7 @@ public final class BlockEncoder {
 /// conversion per cycle. They also share one worker thread, so a stalled sink delays the
 /// others; give a consumer that may stall (a pipe nobody reads) its own converter.
 public final class SharedConverter: DeferredAudioConsumer, @unchecked Sendable {
+    // @unchecked: the encoder is used only by the worker thread that calls consume; the wrapped consumers follow the same contract.
     /// The name shown in reports.
     public let consumerName: String
     /// The consumers fed, in order.

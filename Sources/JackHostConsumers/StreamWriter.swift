@@ -30,6 +30,7 @@ public enum StreamWriterError: Error, CustomStringConvertible, Equatable, Sendab
 /// jackhost stream --sample-format s16 --interleaved | sox -t raw -r 48000 -e signed -b 16 -c 4 - out.flac
 /// ```
 public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
+    // @unchecked: the descriptor and encoder are used only by the worker thread; shared state is atomic or in a Mutex.
     /// The name shown in reports.
     public let consumerName = "stream"
     /// The sample format written.

@@ -14,6 +14,7 @@ import JackHost
 
 /// A child process started by this one.
 package final class ChildProcess: @unchecked Sendable {
+    // @unchecked: the pid is immutable; the exit status is cached under `lock`.
     /// The child's process id.
     package let processIdentifier: pid_t
     private let lock = Lock()

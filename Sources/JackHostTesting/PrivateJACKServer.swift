@@ -9,6 +9,7 @@ import JackHost
 /// under a unique name. ``stop()`` sends SIGTERM to the pid it started and, when
 /// jackd ignores it (as it may with internal clients loaded), SIGKILL after a grace period.
 public final class PrivateJACKServer: @unchecked Sendable {
+    // @unchecked: start() and stop() are called from one thread at a time (documented); the child process is itself thread-safe.
     /// The server name clients pass with `--server` / `JackServerName`.
     public let name: String
     /// The dummy backend's sample rate.

@@ -56,6 +56,7 @@ public enum TestSignal: Sendable, Equatable {
 /// and for jackhost's embedded first-use mode, where the dummy backend's capture ports
 /// only deliver silence.
 public final class TestSignalSource: @unchecked Sendable {
+    // @unchecked: everything is immutable after init except the client, which is thread-safe; the render state belongs to the process thread.
     /// The JACK client.
     public let client: JackClient
     /// Full names of the output ports, in order.
@@ -116,6 +117,7 @@ public final class TestSignalSource: @unchecked Sendable {
 
 // REAL-TIME: `render` runs in the generator's process callback.
 final class SignalState: @unchecked Sendable {
+    // @unchecked: `frame` is touched only by the process thread; `framesPlayed` is atomic; the ports are set before activation.
     let ports: UnsafeMutablePointer<OpaquePointer>
     let channelCount: Int
     let signal: TestSignal

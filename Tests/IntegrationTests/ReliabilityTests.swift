@@ -233,6 +233,11 @@ final class ReliabilityTests: XCTestCase {
             defer { host.stop() }
             let bridge = try JackClient(name: "usbbridge", server: server.name)
             let port = try bridge.registerAudioOutput(named: "capture_1", physical: true)
+            // A bridge runs a process callback like any audio client (one without it stalls a
+            // synchronous jackd's graph, and no frames would pass during the rebuild to count).
+            final class Bridge {}
+            let bridgeState = Bridge()
+            bridge.installProcessCallback({ _, _ in 0 }, owner: bridgeState)
             try bridge.activate()
             XCTAssertTrue(JACKFixture.waitUntil { host.inputPortNames.count == 3 }, "\(events.all)")
             XCTAssertTrue(JACKFixture.waitUntil { host.connections(ofInput: "jackhost:in_3") == ["usbbridge:capture_1"] })
@@ -244,6 +249,14 @@ final class ReliabilityTests: XCTestCase {
             bridge.deactivate()
             bridge.close()
             XCTAssertEqual(formats.formats, [2, 3, 2])
+            // The frames between the old session and the rebuilt one were never delivered: they
+            // are counted as a gap, not lost silently.
+            let stats = host.statistics
+            XCTAssertGreaterThanOrEqual(stats.timelineGaps, 2, "one gap per rebuild: \(stats)")
+            XCTAssertGreaterThan(stats.timelineGapFrames, 0)
+            reliabilityFigures(
+                "live route change 2 -> 3 -> 2 inputs",
+                "\(stats.timelineGaps) gaps, \(stats.timelineGapFrames) frames between sessions counted as skipped")
             XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 3)))
             XCTAssertTrue(events.all.contains(.routeChanged(channelCount: 2)))
             reliabilityFigures(

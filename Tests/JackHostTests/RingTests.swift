@@ -5,20 +5,24 @@ import XCTest
 
 final class SPSCRingTests: XCTestCase {
     func testCapacityRoundsUpToPowerOfTwo() {
-        let (writer, _) = SPSCRing<Int>.makeRing(capacity: 5)
+        let ends = SPSCRing<Int>.makeRing(capacity: 5)
+        let writer = ends.writer
         XCTAssertEqual(writer.ring.capacity, 8)
         XCTAssertTrue(writer.ring.testOnly_verifyInvariants())
     }
 
     func testEmptyRingYieldsNothing() {
-        let (_, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        let ends = SPSCRing<Int>.makeRing(capacity: 4)
+        let reader = ends.reader
         XCTAssertNil(reader.pop())
         XCTAssertNil(reader.peek())
         XCTAssertEqual(reader.availableElements, 0)
     }
 
     func testFullRingRefusesWithoutOverwriting() {
-        let (writer, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        let ends = SPSCRing<Int>.makeRing(capacity: 4)
+        let writer = ends.writer
+        let reader = ends.reader
         for value in 0..<4 { XCTAssertTrue(writer.push(value)) }
         XCTAssertFalse(writer.push(99))
         XCTAssertEqual(writer.availableSpace, 0)
@@ -28,7 +32,9 @@ final class SPSCRingTests: XCTestCase {
     }
 
     func testWraparoundKeepsOrder() {
-        let (writer, reader) = SPSCRing<Int>.makeRing(capacity: 4)
+        let ends = SPSCRing<Int>.makeRing(capacity: 4)
+        let writer = ends.writer
+        let reader = ends.reader
         var next = 0, expected = 0
         for _ in 0..<1000 {
             while writer.push(next) { next += 1 }
@@ -43,13 +49,21 @@ final class SPSCRingTests: XCTestCase {
     }
 
     func testConcurrentProducerAndConsumerSeeEveryValueInOrder() {
-        let (writer, reader) = SPSCRing<UInt64>.makeRing(capacity: 64)
+        let ends = SPSCRing<UInt64>.makeRing(capacity: 64)
+        // The writer moves into a box the producer thread owns (an end cannot be copied,
+        // and an escaping closure cannot capture a noncopyable value).
+        final class WriterBox: @unchecked Sendable {
+            let writer: SPSCRing<UInt64>.Writer
+            init(_ writer: consuming SPSCRing<UInt64>.Writer) { self.writer = writer }
+        }
+        let box = WriterBox(ends.writer)
+        let reader = ends.reader
         let total: UInt64 = 2_000_000
         let done = DispatchSemaphore(value: 0)
         let producer = Thread {
             var value: UInt64 = 0
             while value < total {
-                if writer.push(value) { value += 1 }
+                if box.writer.push(value) { value += 1 }
             }
             done.signal()
         }
@@ -128,29 +142,34 @@ final class AudioBlockRingTests: XCTestCase {
         XCTAssertEqual(ring.pendingBlocks, 2)
     }
 
+    /// Across threads, with both copy paths: plain stores (64 frames) and streaming stores
+    /// with a store fence (256 frames and more), including a size that wraps unevenly.
     func testConcurrentWriterAndReaderDeliverEveryFrameOnce() {
-        let ring = AudioBlockRing(channelCount: 2, minimumFrames: 256)
-        let blocks = 20_000
-        let frames = 64
-        let done = DispatchSemaphore(value: 0)
-        let writer = Thread {
-            var sequence = 0
-            while sequence < blocks {
-                if Self.write(ring, start: sequence * frames, frames: frames, sequence: UInt64(sequence)) { sequence += 1 }
+        for frames in [64, 256, 1024, 300] {
+            let ring = AudioBlockRing(channelCount: 2, minimumFrames: 4 * frames)
+            let blocks = 3_000_000 / frames
+            let done = DispatchSemaphore(value: 0)
+            let writer = Thread {
+                var sequence = 0
+                while sequence < blocks {
+                    if Self.write(ring, start: sequence * frames, frames: frames, sequence: UInt64(sequence)) { sequence += 1 }
+                }
+                done.signal()
             }
-            done.signal()
-        }
-        writer.start()
-        var next = 0, errors = 0
-        while next < blocks * frames {
-            _ = ring.readNext { block in
-                for i in 0..<block.frameCount where block.buffers[1][i] != Float(1_000_000 + next + i) { errors += 1 }
-                next += block.frameCount
+            writer.start()
+            var next = 0, errors = 0
+            while next < blocks * frames {
+                _ = ring.readNext { block in
+                    for c in 0..<2 {
+                        for i in 0..<block.frameCount where block.buffers[c][i] != Float(c * 1_000_000 + next + i) { errors += 1 }
+                    }
+                    next += block.frameCount
+                }
             }
+            done.wait()
+            XCTAssertEqual(errors, 0, "\(frames)-frame blocks")
+            XCTAssertEqual(next, blocks * frames)
         }
-        done.wait()
-        XCTAssertEqual(errors, 0)
-        XCTAssertEqual(next, blocks * frames)
     }
 
     func testStreamingAndPlainCopiesBothSurviveWraparoundBitExact() {

@@ -12,6 +12,7 @@
 
 /// A mutual-exclusion lock. Never take it on the real-time thread.
 package final class Lock: @unchecked Sendable {
+    // @unchecked: a pthread mutex, heap-allocated once and never moved; it is the synchronisation.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     /// Creates an unlocked lock.

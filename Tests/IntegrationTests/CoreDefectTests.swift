@@ -72,6 +72,28 @@ final class CoreDefectTests: XCTestCase {
         }
     }
 
+    /// Two instances of one plugin share a name; their counters used to merge, and the CLI then
+    /// reported only the largest, so one consumer's drops could vanish.
+    func testTwoConsumersWithOneNameKeepTheirOwnCounters() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let fast = RecordingDeferredConsumer(name: "same")
+            let slow = RecordingDeferredConsumer(name: "same", delayPerBlock: 20_000)
+            let host = CaptureHost(configuration: .init(serverName: server.name, durationLimit: 1))
+            host.add(deferred: fast)
+            host.add(deferred: slow, ringSeconds: 0.05)
+            try host.start()
+            XCTAssertTrue(JACKFixture.waitUntil { host.isComplete })
+            host.stop(drainLimit: 10)
+            let stats = host.statistics
+            XCTAssertEqual(stats.consumers.map(\.name), ["same", "same"])
+            XCTAssertEqual(stats.consumers[0].droppedFrames, 0)
+            XCTAssertGreaterThan(stats.consumers[1].droppedFrames, 0, "the slow one's drops are its own: \(stats.consumers)")
+            for consumer in stats.consumers {
+                XCTAssertEqual(consumer.deliveredFrames + consumer.droppedFrames, stats.capturedFrames, "\(consumer)")
+            }
+        }
+    }
+
     /// A client closed on one thread while others query it used to be a use after free.
     func testAClientClosedUnderConcurrentQueriesAnswersEmpty() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in

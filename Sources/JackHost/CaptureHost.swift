@@ -54,10 +54,15 @@ public final class CaptureHost: @unchecked Sendable {
     /// Adds a consumer fed on its own worker thread through its own ring. Call before ``start()``.
     /// - Parameters:
     ///   - consumer: The consumer; its `consume` runs on a worker thread of its own.
-    ///   - ringSeconds: Audio the ring holds; nil uses the configuration's default.
-    public func add(deferred consumer: some DeferredAudioConsumer, ringSeconds: Double? = nil) {
+    ///   - ringSeconds: Audio the real-time ring holds; nil uses the configuration's default, or
+    ///     0.5 s with an elastic buffer (the ring then only absorbs scheduling jitter).
+    ///   - maximumBuffer: Adds an elastic stage: a transfer thread moves blocks from the ring
+    ///     into an in-memory queue that grows up to this bound, so a consumer that stalls (a
+    ///     disk that blocks for seconds) loses nothing until then; beyond it, frames are
+    ///     dropped and counted as usual. Nil: no elastic stage.
+    public func add(deferred consumer: some DeferredAudioConsumer, ringSeconds: Double? = nil, maximumBuffer: BufferBound? = nil) {
         precondition(!started, "add consumers before start()")
-        consumers.add(deferred: consumer, ringSeconds: ringSeconds)
+        consumers.add(deferred: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer)
     }
 
     /// Adds a closure tap (a deferred consumer) and returns it. The closure runs on the tap's

@@ -21,6 +21,10 @@ public struct CaptureStatistics: Sendable, Equatable {
         /// Whether the consumer was still inside `consume` when its drain was given up; it was
         /// not finished and gets nothing more.
         public var isUnresponsive: Bool
+        /// The most frames that waited in the consumer's elastic buffer at once (0 without one).
+        public var peakBufferedFrames = 0
+        /// Frames waiting in the elastic buffer now (0 once stopped, or without one).
+        public var bufferedFrames = 0
 
         /// Creates a consumer's counters.
         public init(
@@ -80,6 +84,8 @@ public struct CaptureStatistics: Sendable, Equatable {
             sum.consumers[slot].droppedFrames += part.droppedFrames
             sum.consumers[slot].abandonedFrames += part.abandonedFrames
             sum.consumers[slot].isUnresponsive = sum.consumers[slot].isUnresponsive || part.isUnresponsive
+            sum.consumers[slot].peakBufferedFrames = max(sum.consumers[slot].peakBufferedFrames, part.peakBufferedFrames)
+            sum.consumers[slot].bufferedFrames += part.bufferedFrames
         }
         sum.consumers.sort { $0.index < $1.index }
         return sum

@@ -16,6 +16,8 @@ final class ConsumerRegistry: @unchecked Sendable {
     struct Deferred {
         let consumer: any DeferredAudioConsumer
         let ringSeconds: Double?
+        /// The elastic stage's bound; nil for none.
+        let maximumBuffer: BufferBound?
     }
 
     private enum State {
@@ -36,8 +38,8 @@ final class ConsumerRegistry: @unchecked Sendable {
         lock.withLock { states.insert(.idle, at: realtime.count - 1) }
     }
 
-    func add(deferred consumer: any DeferredAudioConsumer, ringSeconds: Double?) {
-        deferred.append(Deferred(consumer: consumer, ringSeconds: ringSeconds))
+    func add(deferred consumer: any DeferredAudioConsumer, ringSeconds: Double?, maximumBuffer: BufferBound? = nil) {
+        deferred.append(Deferred(consumer: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer))
         lock.withLock { states.append(.idle) }
     }
 

@@ -33,6 +33,12 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     private let pollMicroseconds: UInt32
     /// Frames dropped since the last block that made it into the ring (real-time thread only).
     private var pendingDropped = 0
+    /// The elastic stage, when the consumer has one: a transfer thread moves blocks from the
+    /// small real-time ring into this growable queue, and the consumer's thread drains it, so
+    /// a consumer that stalls for seconds loses nothing until the queue's bound.
+    let elastic: ElasticQueue?
+    /// Set by the transfer thread when it has moved (or given up) everything it will.
+    private let transferDone = Atomic<Bool>(false)
 
     /// The shortest period JACK servers run (jackd accepts 16 frames): the ring keeps a
     /// header slot for every period its frames can hold, so its depth in seconds never
@@ -41,10 +47,12 @@ final class DeferredConsumerRunner: @unchecked Sendable {
 
     init(
         consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int,
-        minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32
+        minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32,
+        elasticFrames: Int? = nil
     ) {
         self.consumer = consumer
         self.index = index
+        self.elastic = elasticFrames.map { ElasticQueue(channelCount: channelCount, limitFrames: $0) }
         self.ring = AudioBlockRing(
             channelCount: channelCount, minimumFrames: ringFrames,
             maximumBlocks: ringFrames / max(minimumPeriod, 1) + 2)
@@ -83,11 +91,84 @@ final class DeferredConsumerRunner: @unchecked Sendable {
 
     // MARK: Worker side
 
-    /// Starts the worker thread.
+    /// Starts the worker thread (and, with an elastic stage, its transfer thread).
     func startWorker() {
+        guard let elastic else {
+            WorkerThread.start(name: "jackhost-\(consumer.consumerName)") { [self] in
+                self.workerLoop()
+                self.finished.signal()
+            }
+            return
+        }
+        WorkerThread.start(name: "jackhost-transfer") { [self] in
+            self.transferLoop(into: elastic)
+            self.transferDone.store(true, ordering: .releasing)
+        }
         WorkerThread.start(name: "jackhost-\(consumer.consumerName)") { [self] in
-            self.workerLoop()
+            self.elasticConsumerLoop(from: elastic)
             self.finished.signal()
+        }
+    }
+
+    // MARK: Elastic stage (ordinary threads)
+
+    /// Moves blocks from the ring into the queue as fast as they come: this thread only copies,
+    /// so the small real-time ring never fills while the consumer stalls. Past the queue's
+    /// bound a block is dropped and counted, and the next one carries the count; in freewheel
+    /// (no deadline) it waits for room instead.
+    private func transferLoop(into queue: ElasticQueue) {
+        var overflow = 0
+        while true {
+            let stopping = stopRequested.load(ordering: .acquiring)
+            var moved = 0
+            while !abandonRequested.load(ordering: .acquiring),
+                ring.readNext({ block in
+                    while !queue.hasRoom(for: block.frameCount) && backpressure.load(ordering: .relaxed)
+                        && !abandonRequested.load(ordering: .relaxed)
+                    {
+                        usleep(200)
+                    }
+                    if queue.hasRoom(for: block.frameCount) {
+                        queue.append(block, droppedFramesBefore: block.droppedFramesBefore + overflow)
+                        overflow = 0
+                    } else {
+                        overflow += block.droppedFramesBefore + block.frameCount
+                        droppedFrames.add(block.frameCount, ordering: .relaxed)
+                    }
+                })
+            {
+                moved += 1
+            }
+            if abandonRequested.load(ordering: .acquiring) {
+                while ring.readNext({ block in abandonedFrames.add(block.frameCount, ordering: .relaxed) }) {}
+                return
+            }
+            if stopping { return }
+            if moved == 0 { usleep(backpressure.load(ordering: .relaxed) ? 50 : pollMicroseconds) }
+        }
+    }
+
+    /// Hands the queue's blocks to the consumer; ends when the transfer thread is done and the
+    /// queue is empty, or when the drain is abandoned (what is still queued is counted).
+    private func elasticConsumerLoop(from queue: ElasticQueue) {
+        while true {
+            if abandonRequested.load(ordering: .acquiring) {
+                abandonedFrames.add(queue.discardAll(), ordering: .relaxed)
+                while !transferDone.load(ordering: .acquiring) { usleep(1000) }
+                abandonedFrames.add(queue.discardAll(), ordering: .relaxed)
+                return
+            }
+            // Read before looking at the queue: once the transfer thread is done, everything it
+            // queued is visible, so an empty queue then means the end.
+            let transferFinished = transferDone.load(ordering: .acquiring)
+            if let block = queue.takeOldest() {
+                consumer.consume(block.audioBlock)
+                deliveredFrames.add(block.frameCount, ordering: .relaxed)
+                queue.recycle(block)
+                continue
+            }
+            if transferFinished { return }
+            usleep(pollMicroseconds)
         }
     }
 

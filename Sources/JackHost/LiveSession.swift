@@ -104,13 +104,16 @@ struct LiveSessionView: Sendable {
         statistics.xruns = engine.xruns.load(ordering: .relaxed)
         statistics.timelineGaps = engine.timelineGaps.load(ordering: .relaxed)
         statistics.timelineGapFrames = engine.timelineGapFrames.load(ordering: .relaxed)
-        statistics.consumers = runners.map {
-            .init(
-                name: $0.consumer.consumerName, index: $0.index,
-                deliveredFrames: $0.deliveredFrames.load(ordering: .relaxed),
-                droppedFrames: $0.droppedFrames.load(ordering: .relaxed),
-                abandonedFrames: $0.abandonedFrames.load(ordering: .relaxed),
-                isUnresponsive: unresponsive.contains($0.index))
+        statistics.consumers = runners.map { runner -> CaptureStatistics.Consumer in
+            var consumer = CaptureStatistics.Consumer(
+                name: runner.consumer.consumerName, index: runner.index,
+                deliveredFrames: runner.deliveredFrames.load(ordering: .relaxed),
+                droppedFrames: runner.droppedFrames.load(ordering: .relaxed),
+                abandonedFrames: runner.abandonedFrames.load(ordering: .relaxed),
+                isUnresponsive: unresponsive.contains(runner.index))
+            consumer.peakBufferedFrames = runner.elastic?.peakFrames.load(ordering: .relaxed) ?? 0
+            consumer.bufferedFrames = runner.elastic?.bufferedFrames.load(ordering: .relaxed) ?? 0
+            return consumer
         }
         return statistics
     }

@@ -54,11 +54,12 @@ struct SessionFactory: @unchecked Sendable {
         let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
         let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
         return consumers.responsiveDeferred.map { index, entry in
-            let seconds = entry.ringSeconds ?? configuration.deferredRingSeconds
+            let seconds = entry.ringSeconds ?? (entry.maximumBuffer == nil ? configuration.deferredRingSeconds : 0.5)
             let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
             return DeferredConsumerRunner(
                 consumer: entry.consumer, index: index, channelCount: channels, ringFrames: frames,
-                minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll)
+                minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll,
+                elasticFrames: entry.maximumBuffer.map { $0.frames(channels: channels, sampleRate: session.sampleRate) })
         }
     }
 }

@@ -56,6 +56,12 @@ struct CapturePlan {
     var stopOnXrun: Bool
     var callbackTime: Bool
     var overwrite: Bool
+    /// What a stalled disk or reader may fill in memory before frames drop (`--max-buffer`).
+    var maxBuffer: BufferBound = CapturePlan.defaultMaxBuffer
+    /// Seconds of audio between fdatasync calls; 0 leaves syncing to the kernel.
+    var syncSeconds = 2.0
+    /// Free space the take leaves on its disk (`--min-free`).
+    var minimumFreeBytes: Int?
     /// The take's name: exact, `-` for stdout, or automatic (`record` without FILE).
     var recordName: TakeFiles.TakeName?
     var container: AudioContainer = .wav
@@ -68,6 +74,10 @@ struct CapturePlan {
     var streamPath: String?
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
+
+    /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
+    /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
+    static let defaultMaxBuffer = BufferBound.bytes(512 << 20)
 
     /// Whether audio goes to standard output, so that everything for people goes to stderr.
     var audioOnStandardOutput: Bool {
@@ -96,6 +106,16 @@ struct CapturePlan {
         stopOnXrun = parsed.has("stop-on-xrun")
         callbackTime = parsed.has("callback-time")
         overwrite = parsed.has("overwrite")
+        if let text = parsed.value("max-buffer") { maxBuffer = try ValueParsing.maxBuffer(text) }
+        if let text = parsed.value("sync-interval") {
+            syncSeconds = try ValueParsing.number(text, option: "sync-interval", unit: "seconds", range: 0...3600)
+        }
+        if let text = parsed.value("min-free") {
+            guard case .bytes(let bytes)? = SplitLimit(parsing: text), (1 << 20)...(1 << 50) ~= bytes else {
+                throw UsageError("--min-free \(ValueParsing.shown(text)) is not a size from 1M to 1024T (e.g. 500M, 2G)")
+            }
+            minimumFreeBytes = bytes
+        }
 
         let positionals = parsed.positionals
         switch command {
@@ -145,7 +165,7 @@ struct CapturePlan {
                 }
             }
             if recordName == nil {
-                for option in ["format", "record-sample-format", "split"] where parsed.values[option] != nil {
+                for option in ["format", "record-sample-format", "split", "sync-interval", "min-free"] where parsed.values[option] != nil {
                     throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
                 }
             }

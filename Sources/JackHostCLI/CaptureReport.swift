@@ -60,3 +60,35 @@ enum CaptureReport {
 
     private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 }
+
+/// Estimates the recording time left on the take's disk and says so once when it runs short
+/// (under 10 minutes, and again under 1 minute).
+struct DiskSpaceWatch {
+    let recorder: Recorder
+    let reserve: Int
+    private var warnedBelow = Double.infinity
+
+    init(recorder: Recorder, reserve: Int) {
+        self.recorder = recorder
+        self.reserve = reserve
+    }
+
+    /// A warning when a threshold was crossed since the last call, else nil.
+    mutating func check(format session: AudioSessionInfo) -> String? {
+        let channels = max(session.inputNumberOfChannels, 1)
+        let bytesPerSecond = session.sampleRate * Double(channels * max(recorder.sampleFormat.bytesPerSample, 2))
+        let path = recorder.files.last ?? recorder.path
+        guard path != "-", let left = DiskSpace.secondsLeft(atPath: path, bytesPerSecond: bytesPerSecond, reserve: reserve) else {
+            return nil
+        }
+        for threshold in [600.0, 60.0] where left < threshold && warnedBelow > threshold {
+            warnedBelow = threshold
+            let free = DiskSpace.freeBytes(atPath: path) ?? 0
+            let minutes = (left / 60).formatted(places: 1)
+            return "about \(minutes) minutes of recording space left for \(path) (\(DiskSpace.describe(free)) free"
+                + (reserve > 0 ? ", \(DiskSpace.describe(reserve)) kept free with --min-free" : "")
+                + ", \(DiskSpace.describe(Int(bytesPerSecond)))/s)"
+        }
+        return nil
+    }
+}

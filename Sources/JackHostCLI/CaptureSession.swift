@@ -55,9 +55,12 @@ final class CaptureSession {
         let meter = plan.meter ? LevelMeter() : nil
         if let meter { host.add(realtime: meter) }
         let recorder = plan.recordName.map {
-            Recorder(
+            let recorder = Recorder(
                 name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
                 overwrite: plan.overwrite)
+            recorder.syncSeconds = plan.syncSeconds > 0 ? plan.syncSeconds : nil
+            recorder.minimumFreeBytes = plan.minimumFreeBytes
+            return recorder
         }
         var stream: StreamWriter?
         if plan.stream {
@@ -77,13 +80,15 @@ final class CaptureSession {
                 stream = StreamWriter(descriptor: STDOUT_FILENO, sampleFormat: plan.streamSampleFormat, interleaved: plan.interleaved)
             }
         }
+        // Files and streams get an elastic buffer: a 0.5 s real-time ring that a transfer thread
+        // empties into memory that grows up to --max-buffer, so a disk or reader that stalls
+        // for seconds or minutes loses nothing (jack_capture's buffer grows to 40 s at most).
         if let recorder, let stream, recorder.encoding == stream.encoding {
             // Same samples wanted twice: convert once per cycle and share.
-            host.add(deferred: SharedConverter([recorder, stream]), ringSeconds: 2.5)
+            host.add(deferred: SharedConverter([recorder, stream]), maximumBuffer: plan.maxBuffer)
         } else {
-            // A 2.5 s ring (exactly: the ring is not rounded up): ample for a disk that stalls for a second.
-            if let recorder { host.add(deferred: recorder, ringSeconds: 2.5) }
-            if let stream { host.add(deferred: stream) }
+            if let recorder { host.add(deferred: recorder, maximumBuffer: plan.maxBuffer) }
+            if let stream { host.add(deferred: stream, maximumBuffer: plan.maxBuffer) }
         }
         for plugin in plugins { host.add(plugin) }
 
@@ -112,17 +117,26 @@ final class CaptureSession {
         let display = plan.quiet ? nil : meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         display?.counters = { [host] in
             let stats = host.statistics
+            let rate = host.session?.sampleRate ?? 48000
             return .init(
                 droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
-                skippedFrames: stats.timelineGapFrames)
+                skippedFrames: stats.timelineGapFrames,
+                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(rate, 1))
         }
         display?.start()
 
         var status = ExitStatus.success
         var reportedFailure = false
         var statusRequests = csignals_status_requests()
+        var spaceWatch = recorder.map { DiskSpaceWatch(recorder: $0, reserve: plan.minimumFreeBytes ?? 0) }
+        var ticks = 0
         while true {
             if csignals_stop_requests() > 0 { break }
+            // Once a second: how long the disk lasts at this rate; warn below 10 minutes.
+            if ticks % 50 == 0, let session = host.session, let warning = spaceWatch?.check(format: session) {
+                printError("warning: \(warning)")
+            }
+            ticks &+= 1
             if csignals_status_requests() != statusRequests {
                 statusRequests = csignals_status_requests()
                 printNote(CaptureReport.progress(host: host, recorder: recorder))
@@ -183,8 +197,9 @@ final class CaptureSession {
             let rate = host.session?.sampleRate ?? 48000
             let seconds = (Double(recorder.framesWritten) / rate).formatted(places: 3)
             let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
+            let peak = stats.consumers.map(\.peakBufferedFrames).max() ?? 0
             write(
-                "recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns)\n",
+                "recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\n",
                 to: reportDescriptor)
         }
         if let timer = host.callbackTimer {

@@ -42,24 +42,38 @@ enum CommandTables {
             OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
         ]
 
+    static let maxBuffer = OptionSpec(
+        "max-buffer", value: "SIZE|DURATION",
+        help: "memory a stalled disk or reader may fill before frames drop, 1M to 64G or 1s and up (default: 512M, 23 min of stereo float)")
+
+    static let durability: [OptionSpec] = [
+        OptionSpec(
+            "sync-interval", value: "SECONDS",
+            help: "flush data and header to stable storage every SECONDS of audio, 0 to 3600; 0 leaves it to the kernel (default: 2)"),
+        OptionSpec("min-free", value: "SIZE", help: "end the take cleanly before the disk has less than SIZE free (e.g. 500M, 2G)"),
+    ]
+
     static let overwrite = OptionSpec(
         "overwrite", help: "replace existing files (a take, its numbered segments, a --output file); refused without it")
 
-    static let recordOptions: [OptionSpec] = [
-        OptionSpec(
-            "format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
-        OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
-        OptionSpec(
-            "split", value: "SIZE|DURATION",
-            help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
-        overwrite,
-    ]
+    static let recordOptions: [OptionSpec] =
+        [
+            OptionSpec(
+                "format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
+            OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
+            OptionSpec(
+                "split", value: "SIZE|DURATION",
+                help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
+            overwrite,
+            maxBuffer,
+        ] + durability
 
     static let streamOptions: [OptionSpec] = [
         OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24, s16 or 8.24 (default: f32)"),
         OptionSpec("interleaved", short: "i", help: "write frames interleaved (L R L R ...); default is one block per channel"),
         OptionSpec("output", short: "o", value: "PATH", help: "write to a FIFO (waits for its reader) or a new file instead of stdout"),
         overwrite,
+        maxBuffer,
     ]
 
     static let info: [OptionSpec] =
@@ -94,6 +108,8 @@ enum CommandTables {
             OptionSpec("sample-format", value: "FMT", help: "with --stream: f32, s32, s24, s16 or 8.24"),
             OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
             overwrite,
+            maxBuffer,
+        ] + durability + [
             OptionSpec(
                 "plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
                 help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),

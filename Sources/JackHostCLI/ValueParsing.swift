@@ -67,6 +67,18 @@ enum ValueParsing {
         return limit
     }
 
+    /// `--max-buffer`: a size (`512M`, `2G`) or a duration (`90s`, `10m`), in the grammar of
+    /// `--split`: 1 MiB to 64 GiB, or 1 s to a year.
+    static func maxBuffer(_ text: String) throws(UsageError) -> BufferBound {
+        let ranges = "use 1M to 64G, or 1s to 8760h"
+        switch SplitLimit(parsing: text) {
+        case .bytes(let bytes)? where (1 << 20)...(1 << 36) ~= bytes: return .bytes(bytes)
+        case .seconds(let seconds)? where (1.0...maximumSeconds).contains(seconds): return .seconds(seconds)
+        case .some: throw UsageError("--max-buffer \(shown(text)) is out of range; \(ranges)")
+        case nil: throw UsageError("--max-buffer \(shown(text)) is neither a size (512M, 2G) nor a duration (90s, 10m); \(ranges)")
+        }
+    }
+
     /// `--server`, or `$JACK_DEFAULT_SERVER` when it is not given; nil for libjack's "default".
     static func server(_ parsed: ParsedArguments) throws(UsageError) -> String? {
         if let name = parsed.value("server") {

@@ -16,11 +16,14 @@ public final class MeterDisplay: @unchecked Sendable {
         public var xruns: Int
         /// Frames the server's clock skipped for this client (frame-time jumps).
         public var skippedFrames: Int
+        /// Seconds of audio waiting in the fullest elastic buffer (a stalled disk shows here).
+        public var bufferedSeconds: Double
         /// Creates counters.
-        public init(droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0) {
+        public init(droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0) {
             self.droppedFrames = droppedFrames
             self.xruns = xruns
             self.skippedFrames = skippedFrames
+            self.bufferedSeconds = bufferedSeconds
         }
     }
 
@@ -87,14 +90,17 @@ public final class MeterDisplay: @unchecked Sendable {
             for (index, levels) in snapshot.enumerated() {
                 text += MeterDisplay.barLine(channel: index + 1, levels: levels, hold: holds[index].level) + "\u{1B}[K\n"
             }
-            text += "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)\u{1B}[K\n"
+            text +=
+                "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\u{1B}[K\n"
             drawnLines = snapshot.count + 1
             write(text)
         } else {
             let fields = snapshot.enumerated().map { index, levels in
                 "in_\(index + 1) \(MeterDisplay.format(LevelMeter.dB(levels.peak)))/\(MeterDisplay.format(LevelMeter.dB(levels.rms)))"
             }
-            write("meter peak/rms dBFS: " + fields.joined(separator: "  ") + "  xruns \(counters.xruns) dropped \(counters.droppedFrames)\n")
+            write(
+                "meter peak/rms dBFS: " + fields.joined(separator: "  ")
+                    + "  xruns \(counters.xruns) dropped \(counters.droppedFrames) buffered \(counters.bufferedSeconds.formatted(places: 1)) s\n")
         }
     }
 

@@ -22,6 +22,8 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
     case segmentExists(path: String)
     /// Two outputs of one run would write the same file.
     case sameDestination(path: String, other: String)
+    /// Recording stopped because the disk's free space fell below the `--min-free` reserve.
+    case reserveReached(path: String, minimumFreeBytes: Int)
 
     /// One line that names the problem.
     public var description: String {
@@ -44,6 +46,9 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
             return "\(path) is a symbolic link to a file that does not exist; remove the link, or pass --overwrite to create its target"
         case .segmentExists(let path):
             return "\(path) exists from an earlier take and would be overwritten by this one's segments; choose another name, or pass --overwrite"
+        case .reserveReached(let path, let bytes):
+            return
+                "recording to \(path) stopped: less than \(DiskSpace.describe(bytes)) would be left free on its disk (--min-free); the file is valid up to here"
         case .sameDestination(let path, let other):
             return "\(path) and \(other) are the same file; give each output its own destination"
         }
@@ -102,6 +107,9 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private var currentPath = ""
     private var framesInFile = 0
     private var framesSinceHeaderUpdate = 0
+    private var framesSinceSync = 0
+    /// The open file's descriptor, for fdatasync; -1 for standard output.
+    private var descriptor: Int32 = -1
     /// Names and creates the files (worker thread once recording).
     private var takeFiles: TakeFiles
     private let ownEncoder = BlockEncoder()
@@ -118,6 +126,13 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             name: .exact(path), container: container ?? AudioContainer(path: path) ?? .wav,
             sampleFormat: sampleFormat, split: split, overwrite: overwrite)
     }
+
+    /// Seconds of audio between `fdatasync` calls (data and header reach stable storage); nil
+    /// leaves it to the kernel. After a power cut, at most this much of what was written is
+    /// lost, plus what still waited in memory (the elastic buffer).
+    public var syncSeconds: Double? = 2
+    /// Stop the take cleanly (a valid file) before the disk's free space falls below this.
+    public var minimumFreeBytes: Int?
 
     /// Describes a recording with a name ``TakeFiles`` makes, for example an automatic one.
     public init(
@@ -249,10 +264,26 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         written.add(frames, ordering: .relaxed)
         framesInFile += frames
         framesSinceHeaderUpdate += frames
+        framesSinceSync += frames
         if Double(framesSinceHeaderUpdate) >= format.sampleRate / 2 {
             sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
             framesSinceHeaderUpdate = 0
+            checkReserve()
         }
+        if let syncSeconds, syncSeconds > 0, descriptor >= 0, Double(framesSinceSync) >= syncSeconds * format.sampleRate {
+            // Worker thread: the real-time thread never waits for the disk.
+            fdatasync(descriptor)
+            framesSinceSync = 0
+        }
+    }
+
+    /// Ends the take cleanly when the disk's free space has fallen below the reserve: the file
+    /// is closed (valid), and what arrives later is counted as lost to the failure.
+    private func checkReserve() {
+        guard let minimumFreeBytes, currentPath != "-", let free = DiskSpace.freeBytes(atPath: currentPath),
+            free < minimumFreeBytes
+        else { return }
+        fail(.reserveReached(path: currentPath, minimumFreeBytes: minimumFreeBytes))
     }
 
     private func openNextFile(format: StreamFormat) {
@@ -263,6 +294,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         let opened: OpaquePointer?
         if takeFiles.isStandardOutput {
             currentPath = "-"
+            descriptor = -1
             opened = sf_open_fd(STDOUT_FILENO, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
         } else {
             let created: (path: String, descriptor: Int32)
@@ -273,6 +305,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
                 return
             }
             currentPath = created.path
+            descriptor = created.descriptor
             // Only a regular file that is still empty can be ours to remove: a device such as
             // /dev/full or a FIFO was there before and must stay.
             let removable = TakeFiles.isRegularFile(created.path)
@@ -294,6 +327,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         file = opened
         framesInFile = 0
         framesSinceHeaderUpdate = 0
+        framesSinceSync = 0
         lock.withLock { _ in createdFiles.append(currentPath) }
     }
 

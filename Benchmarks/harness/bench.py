@@ -843,6 +843,54 @@ def case_freewheel_recording(b: Bench):
 # ----------------------------------------------------------------------------------------
 # Case 7: allocations and locks on the real-time thread (RealtimeSanitizer)
 
+
+def case_stall(b: Bench):
+    """A disk that blocks one write for many seconds, for jackhost and jack_capture alike."""
+    lines = ["### 5c. A stalling disk: frames each recorder lost\n",
+             "Real-time recording at 48 kHz with 64-frame periods; `stall_write_shim.so` makes the first write to the "
+             "take, after its first megabyte, block for the given time. jackhost runs with its defaults (a 0.5 s "
+             "real-time ring and an elastic buffer of up to 512 MiB); jack_capture with its defaults (a 4 s buffer "
+             "that grows to 40 s). Lost = frames the recorder reported dropping (jackhost writes silence for them) "
+             "plus frames missing from the file.\n",
+             "| channels | stall | peer | exit | frames in file | expected | lost |", "|---|---|---|---|---|---|---|"]
+    configurations = [(2, 5, 9)] if b.quick else [(2, 30, 36), (2, 60, 66), (64, 10, 14)]
+    for channels, stall, seconds in configurations:
+        b.log(f"case 5c: {channels} channels through a {stall} s write stall")
+        server = b.start_server(64, channels)
+        expected = seconds * RATE
+        lost = {}
+        try:
+            for peer in ["jackhost", "jack_capture"]:
+                wav = b.work / f"stall-{peer}-{channels}-{stall}.wav"
+                wav.unlink(missing_ok=True)
+                stall_env = {"STALL_PATH": wav.name, "STALL_AFTER_BYTES": "1000000", "STALL_SECONDS": str(stall)}
+                if peer == "jackhost":
+                    cmd = b.jackhost("record", wav, "-s", server[0], "-n", "jhb_stall", "-c", str(channels),
+                                     "--duration", str(seconds), "--no-meter")
+                    env = dict(b.jackhost_env(), **stall_env)
+                    env["LD_PRELOAD"] = env["LD_PRELOAD"] + ":" + b.args.stall_shim
+                else:
+                    cmd = ["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", str(seconds),
+                           "-dc", "-ns", "-f", "wav", wav]
+                    env = dict(b.env, JACK_DEFAULT_SERVER=server[0], LD_PRELOAD=b.args.stall_shim, **stall_env)
+                code, out, err = b.run_client(cmd, env, seconds + stall + 90, f"stall-{peer}-{channels}-{stall}")
+                frames = sndfile_frames(wav) if wav.exists() else 0
+                wav.unlink(missing_ok=True)
+                if peer == "jackhost":
+                    m = re.search(r"silence inserted for (\d+) dropped frames", out)
+                    reported = int(m.group(1)) if m else expected
+                else:
+                    m = re.search(r"total of (\d+) overruns", out + err)
+                    reported = int(m.group(1)) if m else 0
+                lost[peer] = reported + max(0, expected - (frames or 0))
+                lines.append(f"| {channels} | {stall} s | {peer} | {code} | {frames} | {expected} | {lost[peer]} |")
+        finally:
+            b.stop_server(server)
+        verdict = "PASS" if lost.get("jackhost", 1) == 0 and lost.get("jackhost", 1) <= lost.get("jack_capture", 0) else "FAIL"
+        b.row(f"5c. Stalling disk, {channels} ch, {stall} s", "frames lost", str(lost.get("jackhost")),
+              "jack_capture " + str(lost.get("jack_capture")), "-", "jackhost 0, never more than jack_capture", verdict)
+    b.details.append("\n".join(lines) + "\n")
+
 def case_rtsan(b: Bench):
     if not b.args.jackhost_rtsan:
         b.row("7. RT-thread allocations/locks (RTSan)", "reports", "not built", "-", "-", "0", "FAIL")
@@ -971,7 +1019,7 @@ def write_report(b: Bench, path: Path, elapsed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,fwrec,rtsan")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,fwrec,rtsan")
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
@@ -985,13 +1033,14 @@ def main():
     parser.add_argument("--pymeter", required=True)
     parser.add_argument("--kernel-bench", required=True)
     parser.add_argument("--close-shim", required=True)
+    parser.add_argument("--stall-shim", required=True, help="stall_write_shim.so, for case 5c's stalling disk")
     parser.add_argument("--cycle-shim", required=True, help="cycle_clock_shim.so, for case 1's steady-state rate")
     args = parser.parse_args()
     Path(args.shm).mkdir(parents=True, exist_ok=True)
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
     cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
-             ("recording", case_recording), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
+             ("recording", case_recording), ("stall", case_stall), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
     only = set(filter(None, args.only.split(",")))
     for name, function in cases:
         if only and name not in only:

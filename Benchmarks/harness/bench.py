@@ -844,6 +844,51 @@ def case_freewheel_recording(b: Bench):
 # Case 7: allocations and locks on the real-time thread (RealtimeSanitizer)
 
 
+def case_sync(b: Bench):
+    """What the durability policy costs: freewheel recording to the disk with fdatasync every
+    2 s of audio (the default) against no syncing at all."""
+    channels, period = 16, 1024
+    lengths = (10.0, 60.0)
+    rounds = 1 if b.quick else 3
+    b.log(f"case 5d: cost of --sync-interval, {channels} channels x {period}, to disk")
+    spec = (period, channels)
+    peers = {"sync 2 s": "2", "no sync": "0"}
+    rates = {peer: [] for peer in peers}
+    ratios = []
+    for r in range(rounds):
+        measured = {}
+        for peer in b.alternate(r, list(peers)):
+            times = []
+            for seconds in lengths:
+                wav = b.work / f"sync-{peers[peer]}.wav"
+                wav.unlink(missing_ok=True)
+
+                def make_cmd(srv, seconds=seconds, wav=wav, interval=peers[peer]):
+                    return (b.jackhost("record", wav, "--overwrite", "-s", srv[0], "-n", "jhb_sync", "-c", str(channels),
+                                       "--duration", f"{seconds:g}", "--no-meter", "--sync-interval", interval), b.jackhost_env())
+                t = freewheel_run(b, spec, make_cmd, f"jhb_sync:in_{channels}", f"sync-{peers[peer]}")
+                frames = sndfile_frames(wav) if wav.exists() else None
+                wav.unlink(missing_ok=True)
+                times.append(t if frames == int(seconds * RATE) else None)
+            ok = None not in times and times[1] > times[0]
+            measured[peer] = (lengths[1] - lengths[0]) * RATE / (times[1] - times[0]) if ok else None
+            rates[peer].append(measured[peer])
+        if measured["sync 2 s"] and measured["no sync"]:
+            ratios.append(measured["sync 2 s"] / measured["no sync"])
+    ratio = b.median(ratios)
+    b.row(f"5d. Durability, {channels} ch x {period}, freewheel to disk", "frames/s, sync every 2 s vs none",
+          fmt(b.median(rates["sync 2 s"])), "no sync " + fmt(b.median(rates["no sync"])),
+          f"{ratio:.2f}" if ratio else "n/a", "(info)", "-")
+    b.details.append("### 5d. What syncing costs\n\n"
+                     f"Float WAV to the work folder's disk, {channels} channels, period {period}, in freewheel (faster "
+                     "than real time, so the cost shows); `--sync-interval 2` (the default: fdatasync every 2 s of audio "
+                     "on the writer thread) against `--sync-interval 0`. "
+                     f"Rate = (frames_long - frames_short) / (t_long - t_short), {rounds} round(s).\n\n"
+                     "| setting | frames/s per round | median |\n|---|---|---|\n" +
+                     "".join(f"| {peer} | " + ", ".join(fmt(v) for v in vals) + f" | {fmt(b.median(vals))} |\n"
+                             for peer, vals in rates.items()))
+
+
 def case_stall(b: Bench):
     """A disk that blocks one write for many seconds, for jackhost and jack_capture alike."""
     lines = ["### 5c. A stalling disk: frames each recorder lost\n",
@@ -1019,7 +1064,7 @@ def write_report(b: Bench, path: Path, elapsed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,fwrec,rtsan")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,sync,fwrec,rtsan")
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
@@ -1040,7 +1085,7 @@ def main():
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
     cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
-             ("recording", case_recording), ("stall", case_stall), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
+             ("recording", case_recording), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
     only = set(filter(None, args.only.split(",")))
     for name, function in cases:
         if only and name not in only:

@@ -74,9 +74,9 @@ struct DiskSpaceWatch {
     }
 
     /// A warning when a threshold was crossed since the last call, else nil.
-    mutating func check(format session: AudioSessionInfo) -> String? {
-        let channels = max(session.inputNumberOfChannels, 1)
-        let bytesPerSecond = session.sampleRate * Double(channels * max(recorder.sampleFormat.bytesPerSample, 2))
+    mutating func check(format: StreamFormat) -> String? {
+        let channels = max(format.channelCount, 1)
+        let bytesPerSecond = format.sampleRate * Double(channels * max(recorder.sampleFormat.bytesPerSample, 2))
         let path = recorder.files.last ?? recorder.path
         guard path != "-", let left = DiskSpace.secondsLeft(atPath: path, bytesPerSecond: bytesPerSecond, reserve: reserve) else {
             return nil

@@ -133,7 +133,7 @@ final class CaptureSession {
         while true {
             if csignals_stop_requests() > 0 { break }
             // Once a second: how long the disk lasts at this rate; warn below 10 minutes.
-            if ticks % 50 == 0, let session = host.session, let warning = spaceWatch?.check(format: session) {
+            if ticks % 50 == 0, let format = host.format, let warning = spaceWatch?.check(format: format) {
                 printError("warning: \(warning)")
             }
             ticks &+= 1

@@ -115,16 +115,20 @@ final class ElasticQueue: @unchecked Sendable {
         }
     }
 
-    /// Returns a block's memory for reuse.
+    /// Returns a block's memory for reuse. The free list keeps at most ``freeListLimit``
+    /// blocks, so the memory a long stall took is given back once the queue has drained.
     func recycle(_ block: Block) {
-        lock.withLock { free.append(block) }
+        lock.withLock { if free.count < Self.freeListLimit { free.append(block) } }
     }
+
+    /// Blocks kept for reuse: enough for steady work (the queue is nearly empty then).
+    static let freeListLimit = 256
 
     /// Empties the queue and returns the frames that were waiting.
     func discardAll() -> Int {
         lock.withLock {
             let frames = queued
-            free.append(contentsOf: blocks[head...])
+            free.append(contentsOf: blocks[head...].prefix(max(0, Self.freeListLimit - free.count)))
             blocks.removeAll()
             head = 0
             queued = 0

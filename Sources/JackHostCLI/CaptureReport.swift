@@ -67,6 +67,8 @@ struct DiskSpaceWatch {
     let recorder: Recorder
     let reserve: Int
     private var warnedBelow = Double.infinity
+    /// The latest estimate, for the meter.
+    private(set) var lastSecondsLeft = Double.infinity
 
     init(recorder: Recorder, reserve: Int) {
         self.recorder = recorder
@@ -81,6 +83,7 @@ struct DiskSpaceWatch {
         guard path != "-", let left = DiskSpace.secondsLeft(atPath: path, bytesPerSecond: bytesPerSecond, reserve: reserve) else {
             return nil
         }
+        lastSecondsLeft = left
         for threshold in [600.0, 60.0] where left < threshold && warnedBelow > threshold {
             warnedBelow = threshold
             let free = DiskSpace.freeBytes(atPath: path) ?? 0

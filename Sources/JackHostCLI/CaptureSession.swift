@@ -5,6 +5,7 @@ import JackHost
 import JackHostConsumers
 import JackHostPlugins
 import JackHostTesting
+import Synchronization
 
 /// Wires a ``CapturePlan`` together: server, host, consumers, the wait, and the report.
 final class CaptureSession {
@@ -115,13 +116,17 @@ final class CaptureSession {
         }
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
         let display = plan.quiet ? nil : meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
+        // The main loop estimates the disk's remaining time; the display thread shows it.
+        let secondsLeft = Atomic<UInt64>(Double.infinity.bitPattern)
         display?.counters = { [host] in
             let stats = host.statistics
             let rate = host.session?.sampleRate ?? 48000
+            let left = Double(bitPattern: secondsLeft.load(ordering: .relaxed))
             return .init(
                 droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
                 skippedFrames: stats.timelineGapFrames,
-                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(rate, 1))
+                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(rate, 1),
+                recordingSecondsLeft: left.isFinite ? left : nil)
         }
         display?.start()
 
@@ -133,8 +138,9 @@ final class CaptureSession {
         while true {
             if csignals_stop_requests() > 0 { break }
             // Once a second: how long the disk lasts at this rate; warn below 10 minutes.
-            if ticks % 50 == 0, let format = host.format, let warning = spaceWatch?.check(format: format) {
-                printError("warning: \(warning)")
+            if ticks % 50 == 0, let format = host.format, spaceWatch != nil {
+                if let warning = spaceWatch?.check(format: format) { printError("warning: \(warning)") }
+                secondsLeft.store((spaceWatch?.lastSecondsLeft ?? .infinity).bitPattern, ordering: .relaxed)
             }
             ticks &+= 1
             if csignals_status_requests() != statusRequests {

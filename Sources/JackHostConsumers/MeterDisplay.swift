@@ -18,8 +18,14 @@ public final class MeterDisplay: @unchecked Sendable {
         public var skippedFrames: Int
         /// Seconds of audio waiting in the fullest elastic buffer (a stalled disk shows here).
         public var bufferedSeconds: Double
+        /// Seconds of recording the take's disk has left, when that is under 10 minutes.
+        public var recordingSecondsLeft: Double?
         /// Creates counters.
-        public init(droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0) {
+        public init(
+            droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0,
+            recordingSecondsLeft: Double? = nil
+        ) {
+            self.recordingSecondsLeft = recordingSecondsLeft
             self.droppedFrames = droppedFrames
             self.xruns = xruns
             self.skippedFrames = skippedFrames
@@ -91,7 +97,7 @@ public final class MeterDisplay: @unchecked Sendable {
                 text += MeterDisplay.barLine(channel: index + 1, levels: levels, hold: holds[index].level) + "\u{1B}[K\n"
             }
             text +=
-                "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\u{1B}[K\n"
+                "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\u{1B}[K\n"
             drawnLines = snapshot.count + 1
             write(text)
         } else {
@@ -100,7 +106,8 @@ public final class MeterDisplay: @unchecked Sendable {
             }
             write(
                 "meter peak/rms dBFS: " + fields.joined(separator: "  ")
-                    + "  xruns \(counters.xruns) dropped \(counters.droppedFrames) buffered \(counters.bufferedSeconds.formatted(places: 1)) s\n")
+                    + "  xruns \(counters.xruns) dropped \(counters.droppedFrames) buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\n"
+            )
         }
     }
 
@@ -124,6 +131,12 @@ public final class MeterDisplay: @unchecked Sendable {
     public static func format(_ db: Float) -> String {
         let text = db.isFinite ? db.formatted(places: 1) : "-inf"
         return String(repeating: " ", count: max(0, 6 - text.count)) + text
+    }
+
+    /// "  DISK: 7.2 min left" when the take's disk has less than 10 minutes left.
+    static func spaceNote(_ counters: Counters) -> String {
+        guard let left = counters.recordingSecondsLeft, left < 600 else { return "" }
+        return "  DISK: \((left / 60).formatted(places: 1)) min left"
     }
 
     /// The summary table printed at exit, one row per channel:

@@ -77,9 +77,10 @@ final class DurabilityTests: XCTestCase {
         defer { _ = try? JACKFixture.run("umount", [mountPoint]) }
         try JACKFixture.withServer(captureChannels: 2) { server in
             let take = mountPoint + "/reserved.wav"
-            let result = try JackhostBinary.run(["record", take, "-s", server.name, "-d", "20", "--min-free", "2M", "--no-meter"])
+            let result = try JackhostBinary.run(["record", take, "-s", server.name, "-d", "5", "--min-free", "2M", "--meter"])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains("minutes of recording space left"), result.stderr)
+            XCTAssertTrue(result.stdout.contains("DISK: "), "the meter shows the time left too: \(result.stdout)")
             XCTAssertTrue(result.stderr.contains("would be left free on its disk (--min-free)"), result.stderr)
             XCTAssertFalse(result.stderr.contains("no space left"), "the disk never filled: \(result.stderr)")
             let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take), "the take is valid")

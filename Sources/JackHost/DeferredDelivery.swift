@@ -114,8 +114,9 @@ final class DeferredConsumerRunner: @unchecked Sendable {
 
     /// Moves blocks from the ring into the queue as fast as they come: this thread only copies,
     /// so the small real-time ring never fills while the consumer stalls. Past the queue's
-    /// bound a block is dropped and counted, and the next one carries the count; in freewheel
-    /// (no deadline) it waits for room instead.
+    /// bound a block is dropped and counted, and the next one carries the count. In freewheel
+    /// (no deadline) it waits for room instead, and keeps the queue to the ring's size: a render
+    /// faster than the disk would otherwise fill the whole bound with memory it does not need.
     private func transferLoop(into queue: ElasticQueue) {
         var overflow = 0
         while true {
@@ -123,8 +124,8 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             var moved = 0
             while !abandonRequested.load(ordering: .acquiring),
                 ring.readNext({ block in
-                    while !queue.hasRoom(for: block.frameCount) && backpressure.load(ordering: .relaxed)
-                        && !abandonRequested.load(ordering: .relaxed)
+                    while backpressure.load(ordering: .relaxed) && !abandonRequested.load(ordering: .relaxed)
+                        && !queue.hasRoom(for: block.frameCount, softLimit: ring.capacityFrames)
                     {
                         usleep(200)
                     }

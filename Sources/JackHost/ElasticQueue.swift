@@ -76,9 +76,9 @@ final class ElasticQueue: @unchecked Sendable {
         self.limitFrames = max(limitFrames, 1)
     }
 
-    /// Whether `frames` more fit under the bound.
-    func hasRoom(for frames: Int) -> Bool {
-        lock.withLock { queued + frames <= limitFrames }
+    /// Whether `frames` more fit under the bound, or under `softLimit` when that is lower.
+    func hasRoom(for frames: Int, softLimit: Int = .max) -> Bool {
+        lock.withLock { queued + frames <= min(limitFrames, softLimit) }
     }
 
     /// Copies `block` in (the caller checked ``hasRoom(for:)``).

@@ -1,5 +1,5 @@
-/* stall_write_shim: an LD_PRELOAD shim for the stalling-disk benchmark (the same one the
- * integration test StallingDiskTests compiles). The first write(2) to a file whose path contains
+/* stall_write_shim: an LD_PRELOAD shim for the stalling-disk benchmark (the integration
+ * test StallingDiskTests compiles this same file). The first write(2) to a file whose path contains
  * $STALL_PATH, once $STALL_AFTER_BYTES bytes have gone to it, sleeps $STALL_SECONDS seconds: a
  * disk that blocks, as an SD card, a USB stick or a network share does. */
 #define _GNU_SOURCE

@@ -18,45 +18,11 @@ final class StallingDiskTests: XCTestCase {
         try? FileManager.default.removeItem(at: workDirectory)
     }
 
-    /// An LD_PRELOAD shim: the first write(2) to a file whose path contains $STALL_PATH after
-    /// $STALL_AFTER_BYTES bytes sleeps $STALL_SECONDS seconds; everything else passes through.
-    static let shimSource = """
-        #define _GNU_SOURCE
-        #include <dlfcn.h>
-        #include <stdio.h>
-        #include <stdlib.h>
-        #include <string.h>
-        #include <unistd.h>
-        static ssize_t (*real_write)(int, const void *, size_t);
-        static long long written;
-        static int stalled;
-        ssize_t write(int fd, const void *buffer, size_t count) {
-            if (real_write == NULL) real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-            const char *match = getenv("STALL_PATH");
-            if (match != NULL && !stalled && fd > 2) {
-                char link[64], target[4096];
-                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-                ssize_t length = readlink(link, target, sizeof target - 1);
-                if (length > 0) {
-                    target[length] = 0;
-                    if (strstr(target, match) != NULL) {
-                        written += (long long)count;
-                        const char *after = getenv("STALL_AFTER_BYTES");
-                        if (written >= (after ? atoll(after) : 0)) {
-                            stalled = 1;
-                            const char *seconds = getenv("STALL_SECONDS");
-                            sleep(seconds ? (unsigned)atoi(seconds) : 3);
-                        }
-                    }
-                }
-            }
-            return real_write(fd, buffer, count);
-        }
-        """
-
+    /// Compiles the benchmark's LD_PRELOAD shim (Benchmarks/peers/stall_write_shim.c): the first
+    /// write(2) to a file whose path contains $STALL_PATH, after $STALL_AFTER_BYTES bytes, sleeps
+    /// $STALL_SECONDS seconds; everything else passes through.
     private func buildShim() throws -> String {
-        let source = workDirectory.appendingPathComponent("stall.c").path
-        try Self.shimSource.write(toFile: source, atomically: true, encoding: .utf8)
+        let source = ExamplePlugins.repositoryRoot.appendingPathComponent("Benchmarks/peers/stall_write_shim.c").path
         let output = workDirectory.appendingPathComponent("libstall.so").path
         let result = try JACKFixture.run("cc", ["-shared", "-fPIC", "-O2", source, "-o", output, "-ldl"])
         XCTAssertEqual(result.status, 0, result.stderr)

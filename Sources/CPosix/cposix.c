@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,3 +40,5 @@ int cposix_open_for_writing_nonblocking(const char *path, int flags, unsigned mo
     if (current != -1) fcntl(fd, F_SETFL, current & ~O_NONBLOCK);
     return fd;
 }
+
+int cposix_release_free_memory(void) { return malloc_trim(0); }

@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// Why the worker polls instead of being woken: waking a sleeping thread from the
 /// process callback (a semaphore post or condition signal) is a system call when
-/// someone waits. The worker instead sleeps a fraction of a period between
-/// drains, so the real-time side stays free of system calls.
+/// someone waits. The worker (or, with an elastic stage, the transfer thread) instead
+/// sleeps about a period between drains, so the real-time side stays free of system
+/// calls; an elastic consumer's own thread sleeps until the transfer thread wakes it.
 final class DeferredConsumerRunner: @unchecked Sendable {
     // @unchecked: `pendingDropped` is touched only by the real-time side (push); everything the worker and the host share is atomic, and `finished` is a semaphore.
     let consumer: any DeferredAudioConsumer
@@ -103,6 +104,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
         WorkerThread.start(name: "jackhost-transfer") { [self] in
             self.transferLoop(into: elastic)
             self.transferDone.store(true, ordering: .releasing)
+            elastic.wakeConsumer()
         }
         WorkerThread.start(name: "jackhost-\(consumer.consumerName)") { [self] in
             self.elasticConsumerLoop(from: elastic)
@@ -169,7 +171,14 @@ final class DeferredConsumerRunner: @unchecked Sendable {
                 continue
             }
             if transferFinished { return }
-            usleep(pollMicroseconds)
+            // Sleep until the transfer thread appends a block (or ends, or a stop abandons the
+            // queue); the timeout only bounds a missed wake-up. This thread used to poll too,
+            // doubling the wake-ups of every elastic consumer.
+            if let block = queue.takeOldest(waitingUpTo: .milliseconds(50)) {
+                consumer.consume(block.audioBlock)
+                deliveredFrames.add(block.frameCount, ordering: .relaxed)
+                queue.recycle(block)
+            }
         }
     }
 
@@ -221,6 +230,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             if finished.wait(timeout: .now() + .milliseconds(10)) == .success { return true }
         }
         abandonRequested.store(true, ordering: .releasing)
+        elastic?.wakeConsumer()
         return finished.wait(timeout: .now() + .milliseconds(DeferredConsumerRunner.returnGraceMilliseconds)) == .success
     }
 

@@ -1,3 +1,5 @@
+import CPosix
+import Dispatch
 import Synchronization
 
 /// An in-memory queue of audio blocks that grows on demand up to a bound: the elastic stage
@@ -5,11 +7,13 @@ import Synchronization
 /// that blocks for seconds, a network share).
 ///
 /// Ordinary threads only: a transfer thread copies blocks out of the ring into the queue
-/// (allocating is allowed there), and the consumer's thread takes them out. Blocks' memory is
-/// recycled through a free list, so a steady take allocates only while the queue grows.
+/// (allocating is allowed there), and the consumer's thread takes them out, sleeping until a
+/// block arrives. Blocks' memory is recycled through a free list capped in bytes, so a steady
+/// take allocates only while the queue grows, and what a long stall took is given back to the
+/// kernel once the queue has drained.
 final class ElasticQueue: @unchecked Sendable {
-    // @unchecked: `blocks`, `free` and `queued` are touched only inside `lock`; a block taken
-    // out belongs to the taking thread until it is recycled.
+    // @unchecked: `blocks`, `free`, `freeBytes`, `releasedBytes` and `queued` are touched only
+    // inside `lock`; a block taken out belongs to the taking thread until it is recycled.
 
     /// One block's samples, channel after channel, and what travelled with it.
     final class Block {
@@ -20,6 +24,9 @@ final class ElasticQueue: @unchecked Sendable {
         var frameCount = 0
         var timestamp = AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false)
         var droppedFramesBefore = 0
+
+        /// The bytes this block's samples take.
+        var byteCount: Int { capacity * channelCount * MemoryLayout<Float>.stride }
 
         init(channelCount: Int, frames: Int) {
             self.channelCount = channelCount
@@ -65,7 +72,14 @@ final class ElasticQueue: @unchecked Sendable {
     private var blocks: [Block] = []
     private var head = 0
     private var free: [Block] = []
+    private var freeBytes = 0
+    /// Bytes of blocks dropped from the free list since memory was last given back.
+    private var releasedBytes = 0
     private var queued = 0
+    /// Set by a consumer about to sleep in ``takeOldest(waitingUpTo:)``; the appender that
+    /// clears it posts `arrival`. A flag, so the transfer thread posts only when someone sleeps.
+    private let consumerWaiting = Atomic<Bool>(false)
+    private let arrival = DispatchSemaphore(value: 0)
     /// Frames waiting now, for meters.
     let bufferedFrames = Atomic<Int>(0)
     /// The most frames that ever waited at once.
@@ -83,13 +97,19 @@ final class ElasticQueue: @unchecked Sendable {
 
     /// Copies `block` in (the caller checked ``hasRoom(for:)``).
     func append(_ block: AudioBlock, droppedFramesBefore: Int) {
-        let slot = lock.withLock { free.popLast() } ?? Block(channelCount: channelCount, frames: block.frameCount)
+        let reused: Block? = lock.withLock {
+            guard let block = free.popLast() else { return nil }
+            freeBytes -= block.byteCount
+            return block
+        }
+        let slot = reused ?? Block(channelCount: channelCount, frames: block.frameCount)
         slot.fill(from: block, droppedFramesBefore: droppedFramesBefore)
         let now = lock.withLock {
             blocks.append(slot)
             queued += slot.frameCount
             return queued
         }
+        wakeConsumer()
         bufferedFrames.store(now, ordering: .relaxed)
         var peak = peakFrames.load(ordering: .relaxed)
         while now > peak {
@@ -115,20 +135,62 @@ final class ElasticQueue: @unchecked Sendable {
         }
     }
 
-    /// Returns a block's memory for reuse. The free list keeps at most ``freeListLimit``
-    /// blocks, so the memory a long stall took is given back once the queue has drained.
-    func recycle(_ block: Block) {
-        lock.withLock { if free.count < Self.freeListLimit { free.append(block) } }
+    /// Wakes a consumer sleeping in ``takeOldest(waitingUpTo:)``: called for every block appended,
+    /// and by whoever changes what the consumer should do next (the end of the transfer, a stop).
+    func wakeConsumer() {
+        if consumerWaiting.exchange(false, ordering: .sequentiallyConsistent) { arrival.signal() }
     }
 
-    /// Blocks kept for reuse: enough for steady work (the queue is nearly empty then).
-    static let freeListLimit = 256
+    /// The oldest block, waiting up to `timeout` for one to arrive; nil when none came.
+    func takeOldest(waitingUpTo timeout: DispatchTimeInterval) -> Block? {
+        if let block = takeOldest() { return block }
+        consumerWaiting.store(true, ordering: .sequentiallyConsistent)
+        // Look again after raising the flag: a block appended before it was raised posts nothing.
+        if let block = takeOldest() { return block }
+        _ = arrival.wait(timeout: .now() + timeout)
+        consumerWaiting.store(false, ordering: .relaxed)
+        return takeOldest()
+    }
+
+    /// Returns a block's memory for reuse. The free list keeps at most ``freeListByteLimit``
+    /// bytes (and at least ``freeListMinimumBlocks`` blocks); beyond that the block is freed,
+    /// and once the queue is empty again the freed memory is given back to the kernel, so a
+    /// long stall's memory does not stay resident for the rest of the take.
+    func recycle(_ block: Block) {
+        let giveBack: Bool = lock.withLock {
+            if free.count < Self.freeListMinimumBlocks || freeBytes + block.byteCount <= Self.freeListByteLimit {
+                free.append(block)
+                freeBytes += block.byteCount
+            } else {
+                releasedBytes += block.byteCount
+            }
+            guard queued == 0, releasedBytes >= Self.releaseThresholdBytes else { return false }
+            releasedBytes = 0
+            return true
+        }
+        // Outside the lock: walking the arenas takes a while.
+        if giveBack { cposix_release_free_memory() }
+    }
+
+    /// Bytes the free list holds now (for tests and diagnostics).
+    var freeListBytes: Int { lock.withLock { freeBytes } }
+
+    /// Bytes of block memory kept for reuse: enough for steady work, where the queue is nearly
+    /// empty (4 MiB is a quarter second of 64 channels at 48 kHz).
+    static let freeListByteLimit = 4 << 20
+    /// Blocks kept for reuse whatever their size, so steady work at many channels never allocates.
+    static let freeListMinimumBlocks = 8
+    /// Freed bytes worth giving back to the kernel (malloc_trim walks every arena).
+    static let releaseThresholdBytes = 16 << 20
 
     /// Empties the queue and returns the frames that were waiting.
     func discardAll() -> Int {
         lock.withLock {
             let frames = queued
-            free.append(contentsOf: blocks[head...].prefix(max(0, Self.freeListLimit - free.count)))
+            for block in blocks[head...] where freeBytes + block.byteCount <= Self.freeListByteLimit {
+                free.append(block)
+                freeBytes += block.byteCount
+            }
             blocks.removeAll()
             head = 0
             queued = 0

@@ -50,9 +50,10 @@ struct SessionFactory: @unchecked Sendable {
     /// session: the seconds asked for, in frames, and enough block slots for that many periods
     /// (so a 64-frame period gets the whole 2.5 s, not 1024 blocks' worth).
     func makeRunners(session: AudioSessionInfo, channels: Int) -> [DeferredConsumerRunner] {
-        // Poll at a quarter period, clamped to 0.5 ms ... 5 ms.
+        // Poll once a period, clamped to 1 ms ... 10 ms: the rings hold at least half a second,
+        // so a period's latency costs nothing, and each poll is a wake-up the machine pays for.
         let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
-        let poll = UInt32(min(max(period / 4, 0.0005), 0.005) * 1_000_000)
+        let poll = UInt32(min(max(period, 0.001), 0.010) * 1_000_000)
         return consumers.responsiveDeferred.map { index, entry in
             let seconds = entry.ringSeconds ?? (entry.maximumBuffer == nil ? configuration.deferredRingSeconds : 0.5)
             let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))

@@ -1,3 +1,6 @@
+import Dispatch
+import Foundation
+import Synchronization
 import XCTest
 
 @testable import JackHost
@@ -48,5 +51,52 @@ final class ElasticQueueTests: XCTestCase {
         let block = queue.takeOldest()!
         XCTAssertEqual(block.audioBlock.frameCount, 4096)
         XCTAssertEqual(block.audioBlock.buffers[0][4095], 2)
+    }
+
+    /// A long stall fills the queue with many blocks; once drained, only a bounded free list
+    /// stays (the 60-minute soak's memory grew while a 256-block list kept 16 MiB per consumer).
+    func testTheFreeListIsCappedInBytesAfterABacklogDrains() {
+        let frames = 4096  // 32 KiB per block at 2 channels
+        let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 30)
+        let blocks = 1000  // 32 MiB waiting
+        for index in 0..<blocks { withBlock(frames: frames, value: 0, sequence: UInt64(index)) { queue.append($0, droppedFramesBefore: 0) } }
+        while let block = queue.takeOldest() { queue.recycle(block) }
+        let blockBytes = frames * 2 * MemoryLayout<Float>.stride
+        XCTAssertLessThanOrEqual(queue.freeListBytes, ElasticQueue.freeListByteLimit)
+        XCTAssertGreaterThanOrEqual(queue.freeListBytes, ElasticQueue.freeListByteLimit - blockBytes, "steady work still reuses blocks")
+        XCTAssertLessThan(queue.freeListBytes, blocks * blockBytes / 4)
+    }
+
+    /// Blocks far larger than the byte cap: a few are still kept, so steady work does not allocate.
+    func testAFewLargeBlocksAreKeptWhateverTheirSize() {
+        let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 30)
+        let frames = ElasticQueue.freeListByteLimit / 8  // each block alone is the whole cap
+        for _ in 0..<20 { withBlock(frames: frames, value: 0, sequence: 0) { queue.append($0, droppedFramesBefore: 0) } }
+        while let block = queue.takeOldest() { queue.recycle(block) }
+        XCTAssertEqual(queue.freeListBytes, ElasticQueue.freeListMinimumBlocks * frames * 2 * MemoryLayout<Float>.stride)
+    }
+
+    /// A consumer sleeping for a block is woken by the append, not by its timeout.
+    func testASleepingConsumerWakesWhenABlockArrives() {
+        let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 20)
+        let taken = expectation(description: "block taken")
+        let started = DispatchTime.now()
+        let waited = Atomic<UInt64>(0)
+        Thread.detachNewThread {
+            if queue.takeOldest(waitingUpTo: .seconds(30)) != nil {
+                waited.store(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds, ordering: .relaxed)
+                taken.fulfill()
+            }
+        }
+        usleep(100_000)
+        withBlock(frames: 64, value: 1, sequence: 0) { queue.append($0, droppedFramesBefore: 0) }
+        wait(for: [taken], timeout: 10)
+        XCTAssertLessThan(waited.load(ordering: .relaxed), 5_000_000_000, "woken by the append, long before the 30 s timeout")
+    }
+
+    /// With nothing arriving, the wait ends at its timeout with nil.
+    func testAWaitWithNothingArrivingTimesOut() {
+        let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 20)
+        XCTAssertNil(queue.takeOldest(waitingUpTo: .milliseconds(20)))
     }
 }

@@ -25,4 +25,12 @@ int cposix_ensure_standard_descriptors(void);
 /// signal, so a process waiting there ignores SIGINT and SIGTERM. Polling lets it stop.
 int cposix_open_for_writing_nonblocking(const char *path, int flags, unsigned mode);
 
+/// Gives free heap memory back to the kernel (glibc's malloc_trim(0) over every arena).
+/// Returns 1 when some was released.
+///
+/// Why: glibc keeps freed small blocks in its arenas, so a process whose queue grew during a
+/// stall keeps that resident memory after the queue has drained. Call it from an ordinary
+/// thread only: it walks every arena under their locks.
+int cposix_release_free_memory(void);
+
 #endif

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,3 +43,9 @@ int cposix_open_for_writing_nonblocking(const char *path, int flags, unsigned mo
 }
 
 int cposix_release_free_memory(void) { return malloc_trim(0); }
+
+int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+const char *cposix_signal_abbreviation(int signal) { return sigabbrev_np(signal); }

@@ -17,13 +17,18 @@ public struct OptionSpec: Sendable, Equatable {
     public var repeatable: Bool
     /// One line of help.
     public var help: String
+    /// Left out of `--help`: for jackhost's own use (the child process of an isolated plugin).
+    public var hidden: Bool
 
     /// Describes an option.
-    public init(_ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
+    public init(
+        _ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, hidden: Bool = false, help: String
+    ) {
         self.long = long
         self.short = short
         self.valueName = value
         self.repeatable = repeatable
+        self.hidden = hidden
         self.help = help
     }
 
@@ -117,7 +122,7 @@ public func parseArguments(_ arguments: [String], options: [OptionSpec], command
 
 /// Formats an options table for `--help`.
 public func helpText(for options: [OptionSpec]) -> String {
-    let rows = options.map { option -> (String, String) in
+    let rows = options.filter { !$0.hidden }.map { option -> (String, String) in
         var left = option.short.map { "-\($0), " } ?? "    "
         left += "--\(option.long)"
         if let value = option.valueName { left += " \(value)" }

@@ -71,6 +71,12 @@ struct CapturePlan {
     var meterInterval: Double = 1
     var stream: Bool
     var plugins: [PluginSpecification] = []
+    /// The `--plugin` values as given, for the isolated plugins' own processes.
+    var pluginTexts: [String] = []
+    /// Where plugins run.
+    var pluginIsolation = PluginIsolation.none
+    /// Set in the child process of an isolated plugin: its link to the supervising jackhost.
+    var supervisorDescriptor: Int32?
     var streamPath: String?
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
@@ -155,6 +161,26 @@ struct CapturePlan {
             stream = parsed.has("stream")
             for text in parsed.values["plugin"] ?? [] {
                 do { plugins.append(try PluginSpecification(parsing: text)) } catch { throw UsageError(error.description) }
+                pluginTexts.append(text)
+            }
+            // A plugin is someone else's code: beside a recording it runs in its own process by
+            // default, where a crash or a hang cannot touch the take.
+            let noConnections = parsed.has("no-auto-connect")
+            if let text = parsed.value("plugin-isolation") {
+                guard let mode = PluginIsolation(rawValue: text) else {
+                    throw UsageError("unknown --plugin-isolation \"\(ValueParsing.shown(text))\"; use process or none")
+                }
+                if mode == .process && noConnections {
+                    throw UsageError(
+                        "--plugin-isolation process needs connections to follow; drop --no-auto-connect, or use --plugin-isolation none")
+                }
+                pluginIsolation = mode
+            } else {
+                pluginIsolation = parsed.values["record"] != nil && !noConnections ? .process : .none
+            }
+            if plugins.isEmpty { pluginIsolation = .none }
+            if let text = parsed.value("supervisor-fd") {
+                supervisorDescriptor = Int32(try ValueParsing.wholeNumber(text, option: "supervisor-fd", range: 3...1023))
             }
             if !meter && !stream && recordName == nil && plugins.isEmpty {
                 throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
@@ -264,6 +290,14 @@ struct CapturePlan {
             throw UsageError(RecorderError.sameDestination(path: recordPath == "-" ? "standard output" : recordPath, other: shown).description)
         }
     }
+}
+
+/// Where `--plugin` consumers run (`--plugin-isolation`).
+enum PluginIsolation: String {
+    /// Each plugin in its own process, as its own JACK client on the same sources.
+    case process
+    /// In jackhost's own process, on its real-time thread or a worker.
+    case none
 }
 
 /// Where an output lands, as the kernel sees it.

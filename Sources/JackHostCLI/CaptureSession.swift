@@ -17,9 +17,14 @@ final class CaptureSession {
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
 
-        // Plugins load, check their options and create their instances before JACK is touched.
+        // Plugins load, check their options and create their instances before JACK is touched
+        // (isolated ones do that in their own processes).
+        let link = plan.supervisorDescriptor.map(SupervisorLink.init)
+        if link != nil, let path = plan.plugins.first?.path {
+            messagePrefix.withLock { $0 = "jackhost: plugin \(IsolatedPlugin.displayName(path: path)): " }
+        }
         var plugins: [LoadedPlugin] = []
-        for specification in plan.plugins {
+        for specification in plan.pluginIsolation == .none ? plan.plugins : [] {
             do {
                 plugins.append(try LoadedPlugin.load(specification))
             } catch {
@@ -93,8 +98,36 @@ final class CaptureSession {
         }
         for plugin in plugins { host.add(plugin) }
 
+        // Isolated plugins start first, as their own clients on the same sources, so they hear
+        // what the take hears from its first frame.
+        var isolated: [IsolatedPlugin] = []
+        defer { for plugin in isolated { _ = plugin.stop() } }
+        if plan.pluginIsolation == .process {
+            var childArguments: [String] = serverName.map { ["--server", $0] } ?? []
+            if case .patterns(let patterns) = connections { childArguments += patterns.flatMap { ["--connect", $0] } }
+            if let channels = plan.channels { childArguments += ["--channels", String(channels)] }
+            childArguments.append(configuration.reconnect ? "--reconnect" : "--no-reconnect")
+            var names: Set<String> = []
+            for (text, specification) in zip(plan.pluginTexts, plan.plugins) {
+                let stem = IsolatedPlugin.displayName(path: specification.path)
+                var name = String("\(plan.clientName)-\(stem)".utf8.prefix(56)) ?? plan.clientName
+                if names.contains(name) { name += "-\(names.count + 1)" }
+                names.insert(name)
+                let plugin = IsolatedPlugin(
+                    specification: text, path: specification.path, clientName: name, childArguments: childArguments,
+                    standardOutput: reportDescriptor,
+                    recordingFrames: { [host] in host.statistics.capturedFrames },
+                    sampleRate: { [host] in host.session?.sampleRate ?? 48000 })
+                if case .failed(let status) = plugin.start() {
+                    return ExitStatus(rawValue: status) ?? .failure
+                }
+                isolated.append(plugin)
+            }
+        }
+
         if csignals_stop_requests() > 0 { return .success }
         try host.start()
+        link?.sendReady()
         for failure in host.connectionFailures { printError("warning: \(failure)") }
         for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
         if !plan.quiet, let session = host.session {
@@ -104,12 +137,16 @@ final class CaptureSession {
         }
 
         let quiet = plan.quiet
+        let waitingForServer = AtomicFlag()
         let reconnecting = configuration.reconnect
         host.onEvent = { event in
             switch event {
             case .serverLost where reconnecting:
+                waitingForServer.value.store(true, ordering: .relaxed)
                 printNote("the JACK server went away; files are finalised; waiting for it to return (Ctrl-C to stop)")
-            case .serverRestored: if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
+            case .serverRestored:
+                waitingForServer.value.store(false, ordering: .relaxed)
+                if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
             case .routeChanged(let channels): if !quiet { printNote("the server now reports \(channels) capture channels") }
             default: break
             }
@@ -135,8 +172,39 @@ final class CaptureSession {
         var statusRequests = csignals_status_requests()
         var spaceWatch = recorder.map { DiskSpaceWatch(recorder: $0, reserve: plan.minimumFreeBytes ?? 0) }
         var ticks = 0
+        var bypassReported = Set<Int>()
+        // --duration is wall-clock-true: if cycles arrive late (an overrunning plugin in this
+        // process), the take still ends on time, and the frames it never got are counted.
+        var connectedSeconds = 0.0
+        var lastTick = monotonicSeconds()
         while true {
             if csignals_stop_requests() > 0 { break }
+            if let link {
+                if link.isClosed { break }
+                if ticks % 10 == 0 {
+                    let stats = host.statistics
+                    link.sendProgress(stats.consumers.map(\.deliveredFrames).min() ?? stats.capturedFrames)
+                }
+            }
+            for (index, plugin) in plugins.enumerated() where !bypassReported.contains(index) {
+                if let watchdog = plugin.watchdog, watchdog.isBypassed.load(ordering: .acquiring) {
+                    bypassReported.insert(index)
+                    // In an isolated plugin's process, every line already names the plugin.
+                    printError(link == nil ? "plugin \(plugin.name) \(watchdog.bypassDescription)" : watchdog.bypassDescription)
+                }
+            }
+            let now = monotonicSeconds()
+            if !waitingForServer.value.load(ordering: .relaxed) { connectedSeconds += now - lastTick }
+            lastTick = now
+            if let duration = plan.duration, connectedSeconds > duration + Self.durationGrace, !host.isComplete {
+                let rate = host.session?.sampleRate ?? 48000
+                let short = max(0, Int((duration * rate).rounded()) - host.statistics.capturedFrames)
+                printError(
+                    "the take ended by the clock: --duration \(duration.formatted(places: 3)) s passed, but cycles arrived late and \(short) frames never did (counted as skipped)"
+                )
+                status = .failure
+                break
+            }
             // Once a second: how long the disk lasts at this rate; warn below 10 minutes.
             if ticks % 50 == 0, let format = host.format, spaceWatch != nil {
                 if let warning = spaceWatch?.check(format: format) { printError("warning: \(warning)") }
@@ -174,6 +242,25 @@ final class CaptureSession {
         let stopsSoFar = csignals_stop_requests()
         host.stop(drainLimit: stopsSoFar > 0 ? 0.5 : nil, abandonWhen: { csignals_stop_requests() > stopsSoFar })
         let stats = host.statistics
+        // The plugins' fates: isolated ones end normally now (they drain and finish), and any
+        // that crashed, hung or were bypassed make the status 4 once the take itself is fine.
+        var pluginFailures: [String] = []
+        for plugin in isolated {
+            let fate = plugin.stop()
+            if fate.failed {
+                pluginFailures.append(
+                    "plugin \(plugin.displayName) (own process): \(fate.crashes) crash(es) or exit(s), \(fate.hangs) hang(s), \(fate.restarts) restart(s)\(fate.gaveUp ? ", given up" : "")\(fate.bypassed ? ", bypassed by its watchdog" : ""); its results cover only part of the take"
+                )
+            }
+        }
+        isolated = []
+        for plugin in plugins {
+            if let watchdog = plugin.watchdog, watchdog.isBypassed.load(ordering: .acquiring) {
+                // Said when it happened; the child of an isolated plugin only sets its status.
+                if link != nil { status = status == .success ? .pluginFailed : status; continue }
+                pluginFailures.append("plugin \(plugin.name) was bypassed: \(watchdog.bypassDescription)")
+            }
+        }
         for line in CaptureReport.abandonment(stats, sampleRate: host.session?.sampleRate ?? 48000) { printError("warning: \(line)") }
         if stats.consumers.contains(where: { $0.abandonedFrames > 0 || $0.isUnresponsive }) && status == .success {
             status = .failure
@@ -212,10 +299,18 @@ final class CaptureSession {
             let period = host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
             write("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)
         }
-        if stats.timelineGaps > 0 {
+        if stats.timelineGaps > 0 && link == nil {
             printNote(
                 "the server's clock skipped this client \(stats.timelineGaps) time(s), \(stats.timelineGapFrames) frames in all (frame time jumped); audio a device captured then never reached jackhost"
             )
+        }
+        for line in pluginFailures { printError(line) }
+        if !pluginFailures.isEmpty && status == .success { status = .pluginFailed }
+        if link != nil {
+            // The child of an isolated plugin: the recording reports xruns and skips; say only
+            // what this plugin itself lost.
+            if dropped > 0 { printNote("dropped frames: \(dropped)") }
+            return status
         }
         if stats.xruns > 0 || dropped > 0 {
             // Each consumer's own count: two instances of one plugin are told apart by position.
@@ -226,7 +321,23 @@ final class CaptureSession {
         return status
     }
 
+    /// How long past `--duration` (in connected wall-clock time) a take may run before it is
+    /// ended by the clock: room for startup and a few late cycles, not for a stalled one.
+    static let durationGrace = 2.0
+
     private func write(_ text: String, to descriptor: Int32) {
         writeAll(text, to: descriptor)
     }
+}
+
+/// A flag shared with a callback.
+private final class AtomicFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
+/// CLOCK_MONOTONIC in seconds.
+func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

@@ -11,6 +11,9 @@ public enum ExitStatus: Int32, Sendable {
     case usage = 2
     /// The JACK server went away during the run.
     case serverLost = 3
+    /// The take is complete, but a plugin failed: it crashed, hung or overran its budget and
+    /// was restarted, given up or bypassed. The summary names it.
+    case pluginFailed = 4
 }
 
 /// The version `jackhost --version` prints.
@@ -113,6 +116,12 @@ enum CommandTables {
             OptionSpec(
                 "plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
                 help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
+            OptionSpec(
+                "plugin-isolation", value: "MODE",
+                help:
+                    "process: each plugin runs in its own process as its own JACK client, so a crash or hang cannot touch the take; none: in jackhost's process (default: process beside --record, else none)"
+            ),
+            OptionSpec("supervisor-fd", value: "N", hidden: true, help: "(internal) the link to the jackhost that isolates this plugin"),
             help,
         ]
 
@@ -123,6 +132,8 @@ enum CommandTables {
              disk, frames a consumer never received)
           2  usage error (unknown option, bad value, unwritable path, an existing file without --overwrite)
           3  the JACK server went away during the run
+          4  the take is complete, but a plugin failed (crashed, hung or overran and was restarted,
+             given up or bypassed); the summary names it
         """
 
     static let overview = """

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import Synchronization
 
 /// The `jackhost` command: parses arguments and hands off to a subcommand.
 public enum JackHostCommand {
@@ -57,14 +58,18 @@ public enum JackHostCommand {
     }
 }
 
+/// What every line for people starts with. The child process of an isolated plugin sets it
+/// once, before any thread starts, to "jackhost: plugin NAME: ", so its lines say whose they are.
+let messagePrefix = Mutex("jackhost: ")
+
 /// Prints `jackhost: MESSAGE` to stderr, the one line every failure gets.
 func printError(_ message: String) {
-    writeAll("jackhost: \(message)\n", to: STDERR_FILENO)
+    writeAll("\(messagePrefix.withLock { $0 })\(message)\n", to: STDERR_FILENO)
 }
 
 /// Prints a note to stderr (not an error).
 func printNote(_ message: String) {
-    writeAll("jackhost: \(message)\n", to: STDERR_FILENO)
+    writeAll("\(messagePrefix.withLock { $0 })\(message)\n", to: STDERR_FILENO)
 }
 
 /// `jackhost info`: the session, for people or as JSON.

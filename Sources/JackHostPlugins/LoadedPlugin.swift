@@ -55,6 +55,12 @@ public final class LoadedPlugin {
     /// consumer: there is one instance per loaded plugin.
     public func makeConsumer() -> PluginConsumer { consumer }
 
+    /// The watchdog of a real-time plugin (nil for a deferred one, whose worker may take its time).
+    public var watchdog: PluginWatchdog? {
+        if case .realtime(let consumer) = consumer { return (consumer as? RealtimePluginConsumer)?.watchdog }
+        return nil
+    }
+
     /// What `jackhost plugin inspect` prints.
     public var inspectionText: String { library.inspectionText }
 }

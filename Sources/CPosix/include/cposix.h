@@ -33,4 +33,15 @@ int cposix_open_for_writing_nonblocking(const char *path, int flags, unsigned mo
 /// thread only: it walks every arena under their locks.
 int cposix_release_free_memory(void);
 
+#include <spawn.h>
+
+/// Adds "close every descriptor from `lowest` up" to a posix_spawn file-action list
+/// (glibc's posix_spawn_file_actions_addclosefrom_np, a GNU extension). Returns 0 or an errno.
+///
+/// Why: a spawned helper must not inherit the parent's files (a take, its JACK sockets).
+int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest);
+
+/// The abbreviated name of a signal ("SEGV" for SIGSEGV), or NULL (glibc's sigabbrev_np).
+const char *cposix_signal_abbreviation(int signal);
+
 #endif

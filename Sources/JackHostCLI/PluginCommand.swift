@@ -22,7 +22,8 @@ enum PluginCommand {
         Usage: jackhost plugin inspect PATH
                jackhost plugin new NAME [--directory DIR] [--mode realtime|deferred]
 
-        inspect  print a plugin's name, version, ABI version, mode and options, without running it
+        inspect  print a plugin's name, version, ABI version, mode and options; creates no instance, but
+                 loading runs the library's constructors, so inspect only files you trust
         new      write a ready-to-build plugin package NAME (SwiftPM, a .dynamic library)
 
         Load plugins with `jackhost run --plugin PATH[:key=value,...]`. The plugin guide is docs/PLUGINS.md.
@@ -56,7 +57,8 @@ enum PluginCommand {
             print(
                 CommandTables.usage(
                     "plugin inspect", synopsis: "PATH",
-                    summary: "Print a plugin's name, version, ABI version, mode and options. Creates no instance.",
+                    summary: "Print a plugin's name, version, ABI version, mode and options. Checks the file's ELF "
+                        + "symbols first; creates no instance, but loading runs the library's constructors.",
                     options: inspectOptions))
             return .success
         }

@@ -7,11 +7,25 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
     case malformedSpecification(text: String, reason: String)
     /// No file exists at the path.
     case fileNotFound(path: String)
-    /// The file exists but `dlopen` refused it (not ELF, wrong architecture, a missing
-    /// library or symbol); `reason` is `dlerror()`'s text.
+    /// The file exists but is no loadable shared object: a directory or another file that is not
+    /// regular, an ELF object file, executable or core dump, or a file `dlopen` refused (a missing
+    /// library or symbol); `reason` says which, or is `dlerror()`'s text.
     case notASharedObject(path: String, reason: String)
-    /// The shared object exports no `jackhost_plugin_descriptor` function.
+    /// The file does not start with the ELF magic (text, a static archive, an empty file);
+    /// `reason` says what it starts with. Found before `dlopen`, so none of the file runs.
+    case notELF(path: String, reason: String)
+    /// The file is ELF, but for another class, byte order or machine than this jackhost, both given
+    /// as text such as "64-bit little-endian x86-64". Found before `dlopen`.
+    case wrongArchitecture(path: String, found: String, host: String)
+    /// The file starts as ELF but cannot be checked: it is truncated, an offset or size in it is
+    /// out of bounds, or it has no section headers or dynamic symbol table. Found before `dlopen`.
+    case malformedELF(path: String, reason: String)
+    /// The shared object's dynamic symbol table exports no `jackhost_plugin_descriptor`.
     case missingEntrySymbol(path: String)
+    /// The shared object exports `jackhost_plugin_descriptor`, but not as a function (as data,
+    /// for example), so calling it would crash; `found` says what it is, such as "data". Found
+    /// before `dlopen`, from the ELF symbol's type.
+    case entryNotAFunction(path: String, found: String)
     /// The plugin was built for another version of the plugin ABI.
     case abiMismatch(path: String, pluginVersion: UInt32, hostVersion: UInt32)
     /// The descriptor breaks the ABI's rules (a NULL function, an unknown mode, a bad option table).
@@ -31,7 +45,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
     public var path: String? {
         switch self {
         case .malformedSpecification: return nil
-        case .fileNotFound(let path), .notASharedObject(let path, _), .missingEntrySymbol(let path),
+        case .fileNotFound(let path), .notASharedObject(let path, _), .notELF(let path, _), .wrongArchitecture(let path, _, _),
+            .malformedELF(let path, _), .missingEntrySymbol(let path), .entryNotAFunction(let path, _),
             .abiMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
             .duplicateOption(let path, _, _), .invalidOptionValue(let path, _, _, _, _), .createFailed(let path, _, _),
             .prepareRejected(let path, _, _, _):
@@ -45,7 +60,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .malformedSpecification, .fileNotFound, .unknownOption, .duplicateOption, .invalidOptionValue:
             return true
-        case .notASharedObject, .missingEntrySymbol, .abiMismatch, .invalidDescriptor, .createFailed, .prepareRejected:
+        case .notASharedObject, .notELF, .wrongArchitecture, .malformedELF, .missingEntrySymbol, .entryNotAFunction, .abiMismatch,
+            .invalidDescriptor, .createFailed, .prepareRejected:
             return false
         }
     }
@@ -60,9 +76,20 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         case .notASharedObject(let path, let reason):
             return "plugin \(path) cannot be loaded as a shared object (\(reason)); build it with `cc -shared -fPIC` "
                 + "or as a SwiftPM .dynamic library for this machine"
+        case .notELF(let path, let reason):
+            return "plugin \(path) is not an ELF shared object (\(reason)); build it with `cc -shared -fPIC` "
+                + "or as a SwiftPM .dynamic library"
+        case .wrongArchitecture(let path, let found, let host):
+            return "plugin \(path) is built for \(found), but this jackhost runs as \(host); rebuild the plugin for this machine"
+        case .malformedELF(let path, let reason):
+            return "plugin \(path) is not a well-formed ELF shared object (\(reason)); rebuild it with `cc -shared -fPIC` "
+                + "or as a SwiftPM .dynamic library"
         case .missingEntrySymbol(let path):
             return "plugin \(path) does not export jackhost_plugin_descriptor; it is not a JackHost plugin "
                 + "(see docs/PLUGINS.md for the export line)"
+        case .entryNotAFunction(let path, let found):
+            return "plugin \(path) exports jackhost_plugin_descriptor as \(found), not a function; export "
+                + "`const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void)` (see docs/PLUGINS.md)"
         case .abiMismatch(let path, let plugin, let host):
             return "plugin \(path) was built for plugin ABI version \(plugin), but this jackhost speaks version \(host); "
                 + "rebuild the plugin against this JackHost"

@@ -6,12 +6,20 @@ import JackHost
 /// A plugin's shared object, opened and checked, with its descriptor read: everything
 /// `jackhost plugin inspect` shows, without creating an instance.
 ///
-/// Opening runs `dlopen(RTLD_NOW | RTLD_LOCAL)` (every symbol resolved now, so a broken
-/// plugin fails here rather than mid-run; none leak into other plugins), looks up
-/// `jackhost_plugin_descriptor`, checks `abi_version` before reading anything else, then
-/// `struct_size`, then every field the host relies on. The library is never closed:
-/// a Swift runtime cannot unregister the metadata of an unloaded image, so `dlclose`
-/// on a Swift plugin would leave dangling type records.
+/// Opening first reads the file's ELF dynamic symbol table (``ELFSymbolTable``) without loading
+/// it, and refuses a file that is not a shared object for this machine, or whose
+/// `jackhost_plugin_descriptor` is missing or not a function. Only then does it run
+/// `dlopen(RTLD_NOW | RTLD_LOCAL)` (every symbol resolved now, so a broken plugin fails here
+/// rather than mid-run; none leak into other plugins), look up `jackhost_plugin_descriptor`,
+/// call it, and check `abi_version` before reading anything else, then `struct_size`, then
+/// every field the host relies on.
+///
+/// `dlopen` runs the library's constructors (ELF `.init_array`, Swift and C++ static
+/// initialisers), so opening, even for `jackhost plugin inspect`, runs code of the plugin's:
+/// open only files you trust. Opening never calls `create`, `prepare` or `process`.
+///
+/// The library is never closed: a Swift runtime cannot unregister the metadata of an unloaded
+/// image, so `dlclose` on a Swift plugin would leave dangling type records.
 public final class PluginLibrary: @unchecked Sendable {
     // @unchecked: the descriptor is immutable for the image's lifetime (an ABI rule), and the
     // handle is never closed, so sharing the pointers across threads is safe.
@@ -55,6 +63,7 @@ public final class PluginLibrary: @unchecked Sendable {
             throw .fileNotFound(path: path)
         }
         if kind == .directory { throw .notASharedObject(path: path, reason: "it is a directory") }
+        try checkEntrySymbol(path: path)
         // A bare file name would make dlopen search the library path instead of the current directory.
         let loadPath = path.contains("/") ? path : "./" + path
         guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
@@ -68,6 +77,36 @@ public final class PluginLibrary: @unchecked Sendable {
             throw .invalidDescriptor(path: path, reason: "jackhost_plugin_descriptor() returned NULL")
         }
         return try validated(descriptor, path: path)
+    }
+
+    /// Reads the file's ELF header and dynamic symbol table, and refuses it before `dlopen` can
+    /// run any of its code unless it is a shared object for this machine that exports
+    /// `jackhost_plugin_descriptor` as a function. Where ``ELFSymbolTable/host`` is nil (not
+    /// 64-bit x86-64 or arm64) it checks nothing and leaves the refusals to `dlopen` and `dlsym`.
+    private static func checkEntrySymbol(path: String) throws(PluginError) {
+        guard let host = ELFSymbolTable.host else { return }
+        let table: ELFSymbolTable
+        do {
+            table = try ELFSymbolTable(path: path, host: host)
+        } catch {
+            switch error {
+            case .unreadable(let reason), .notASharedObject(let reason): throw .notASharedObject(path: path, reason: reason)
+            case .notELF(let reason): throw .notELF(path: path, reason: reason)
+            case .wrongTarget(let found, let host):
+                throw .wrongArchitecture(path: path, found: found.description, host: host.description)
+            case .malformed(let reason): throw .malformedELF(path: path, reason: reason)
+            }
+        }
+        guard let entry = table.symbol(named: JACKHOST_PLUGIN_ENTRY_SYMBOL), entry.isExported else {
+            throw .missingEntrySymbol(path: path)
+        }
+        switch entry.kind {
+        case .function: return
+        case .object: throw .entryNotAFunction(path: path, found: "data")
+        case .other(6): throw .entryNotAFunction(path: path, found: "thread-local data")  // STT_TLS
+        case .other(0): throw .entryNotAFunction(path: path, found: "a symbol without a type")  // STT_NOTYPE
+        case .other(let type): throw .entryNotAFunction(path: path, found: "a symbol of ELF type \(type)")
+        }
     }
 
     /// Checks a descriptor already in memory. `open(path:)` uses it after `dlsym`; tests use it

@@ -240,6 +240,38 @@ final class PluginTests: XCTestCase {
         XCTAssertTrue(broken.stderr.hasPrefix("jackhost: plugin \(text)"), broken.stderr)
     }
 
+    /// A library that exports the entry symbol as data once crashed `plugin inspect` with SIGSEGV.
+    /// Now the ELF check refuses it before `dlopen`: a broken plugin, so exit status 1, one
+    /// `jackhost:` line, nothing on stdout, and the library's constructor never runs.
+    func testInspectRefusesADataEntrySymbolWithoutLoadingIt() throws {
+        let source = file("data_entry.c")
+        let marker = file("constructor-ran")
+        try """
+        #include <stdio.h>
+        const int jackhost_plugin_descriptor = 1;
+        __attribute__((constructor)) static void loaded(void) {
+            FILE *file = fopen(MARKER_PATH, "w");
+            if (file != NULL) fclose(file);
+        }
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = file("libDataEntry.so")
+        let compiled = try JACKFixture.run("cc", ["-shared", "-fPIC", "-DMARKER_PATH=\"\(marker)\"", source, "-o", library])
+        XCTAssertEqual(compiled.status, 0, "cc failed (is a C compiler installed?): \(compiled.stderr)")
+
+        let result = try JackhostBinary.run(["plugin", "inspect", library])
+        XCTAssertFalse(result.signalled, "jackhost crashed: \(result.stderr)")
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        XCTAssertEqual(lines.count, 1, "one line: \(result.stderr)")
+        XCTAssertTrue(result.stderr.hasSuffix("\n"), result.stderr)
+        XCTAssertEqual(
+            lines.first.map(String.init),
+            "jackhost: plugin \(library) exports jackhost_plugin_descriptor as data, not a function; export "
+                + "`const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void)` (see docs/PLUGINS.md)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the library was loaded: its constructor ran")
+    }
+
     /// `jackhost plugin new` writes a package that builds, passes its own tests, and runs in jackhost.
     func testPluginNewWritesAPackageThatBuildsAndRuns() throws {
         for (name, mode) in [("ToneLevel", "realtime"), ("ToneLog", "deferred")] {

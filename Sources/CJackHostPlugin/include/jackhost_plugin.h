@@ -7,10 +7,23 @@
  *
  *     const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void);
  *
- * The host loads the file with dlopen(RTLD_NOW | RTLD_LOCAL), looks the symbol
- * up, calls it once, and checks `abi_version` and `struct_size` before it reads
- * anything else. Nothing else crosses the boundary: no Swift types, no C++,
- * no host symbols the plugin may call.
+ * Before loading, the host reads the file's ELF header and its ELF dynamic
+ * symbol table (.dynsym) with plain reads, and refuses without loading it a
+ * file that is not a shared object for the host's class and machine, or whose
+ * `jackhost_plugin_descriptor` is missing, hidden or not a function (STT_FUNC
+ * or STT_GNU_IFUNC): exporting it as data is refused, not called.
+ *
+ * The host then loads the file with dlopen(RTLD_NOW | RTLD_LOCAL), looks the
+ * symbol up, calls it once, and checks `abi_version` and `struct_size` before
+ * it reads anything else. Nothing else crosses the boundary: no Swift types,
+ * no C++, no host symbols the plugin may call.
+ *
+ * Loading runs the library's code: dlopen runs its constructors (the ELF
+ * .init_array, Swift and C++ static initialisers, __attribute__((constructor))
+ * functions) and those of the libraries it depends on. That includes
+ * `jackhost plugin inspect`, which calls jackhost_plugin_descriptor() but never
+ * create, prepare or process. Inspect and load only files you trust, and keep
+ * constructors free of side effects.
  *
  * Lifecycle of one instance (every call happens-after the previous one, so a
  * plugin needs no locks for its own state):

@@ -127,7 +127,7 @@ final class CaptureSession {
 
         if csignals_stop_requests() > 0 { return .success }
         try host.start()
-        link?.sendReady()
+        link?.sendReady(pluginName: plugins.first?.name ?? "")
         for failure in host.connectionFailures { printError("warning: \(failure)") }
         for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
         if !plan.quiet, let session = host.session {
@@ -246,7 +246,7 @@ final class CaptureSession {
         // that crashed, hung or were bypassed make the status 4 once the take itself is fine.
         var pluginFailures: [String] = []
         for plugin in isolated {
-            let fate = plugin.stop()
+            let fate = plugin.stop(signalled: stopsSoFar > 0)
             if fate.failed {
                 pluginFailures.append(
                     "plugin \(plugin.displayName) (own process): \(fate.crashes) crash(es) or exit(s), \(fate.hangs) hang(s), \(fate.restarts) restart(s)\(fate.gaveUp ? ", given up" : "")\(fate.bypassed ? ", bypassed by its watchdog" : ""); its results cover only part of the take"
@@ -257,7 +257,10 @@ final class CaptureSession {
         for plugin in plugins {
             if let watchdog = plugin.watchdog, watchdog.isBypassed.load(ordering: .acquiring) {
                 // Said when it happened; the child of an isolated plugin only sets its status.
-                if link != nil { status = status == .success ? .pluginFailed : status; continue }
+                if link != nil {
+                    status = status == .success ? .pluginFailed : status
+                    continue
+                }
                 pluginFailures.append("plugin \(plugin.name) was bypassed: \(watchdog.bypassDescription)")
             }
         }

@@ -35,8 +35,9 @@ final class IsolatedPlugin: @unchecked Sendable {
         var failed: Bool { crashes + hangs > 0 || gaveUp || bypassed }
     }
 
-    /// The plugin's name for messages: the file's stem without `lib` (the child knows the real name).
-    let displayName: String
+    /// The plugin's name for messages: the file's stem without `lib` until the child, which
+    /// loaded the plugin, says the name the plugin gives itself.
+    var displayName: String { lock.withLock { state.name } }
     let clientName: String
     private let executable: String
     private let arguments: [String]
@@ -53,6 +54,7 @@ final class IsolatedPlugin: @unchecked Sendable {
         var child: pid_t = 0
         var socket: Int32 = -1
         var fate = Fate()
+        var name = ""
     }
 
     /// A plugin whose progress lags the recording by this long is hung (or zombified by the server).
@@ -71,7 +73,7 @@ final class IsolatedPlugin: @unchecked Sendable {
         specification: String, path: String, clientName: String, childArguments: [String], standardOutput: Int32,
         recordingFrames: @escaping @Sendable () -> Int, sampleRate: @escaping @Sendable () -> Double
     ) {
-        displayName = Self.displayName(path: path)
+        state.name = Self.displayName(path: path)
         self.clientName = clientName
         executable = Self.currentExecutable()
         arguments =
@@ -126,11 +128,16 @@ final class IsolatedPlugin: @unchecked Sendable {
         return .ready
     }
 
-    /// Ends the child normally (its plugin drains and finishes) and waits for it, killing it
-    /// after ``stopGrace``. Returns the plugin's fate over the run.
-    func stop() -> Fate {
+    /// Ends the child and waits for it, killing it after ``stopGrace``. Returns the plugin's
+    /// fate over the run.
+    ///
+    /// - Parameter signalled: The take was stopped by a signal: the child gets SIGTERM and, like
+    ///   jackhost itself, drains for at most half a second. Otherwise its link closes and it
+    ///   ends as after `--duration`, draining for up to 5 s.
+    func stop(signalled: Bool = false) -> Fate {
         stopRequested.store(true, ordering: .releasing)
         let (socket, child) = lock.withLock { (state.socket, state.child) }
+        if signalled && child > 0 { kill(child, SIGTERM) }
         if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
         if !finished.wait(seconds: Self.stopGrace + 1) {
             if child > 0 { kill(child, SIGKILL) }
@@ -197,7 +204,9 @@ final class IsolatedPlugin: @unchecked Sendable {
         while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
             let line = String(decoding: pending[..<newline], as: UTF8.self)
             pending.removeSubrange(...newline)
-            if line == "ready" {
+            if line.hasPrefix("ready") {
+                let name = String(line.dropFirst("ready".count).drop(while: { $0 == " " }))
+                if !name.isEmpty { lock.withLock { state.name = name } }
                 message = .ready
             } else if let frames = Int(line) {
                 if case .ready = message { continue }

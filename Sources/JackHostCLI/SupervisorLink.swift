@@ -1,14 +1,16 @@
 import Glibc
 
 /// The child's side of an isolated plugin's link to the jackhost that started it
-/// (`--supervisor-fd N`; see ``IsolatedPlugin``): it says "ready" once capturing, then how many
+/// (`--supervisor-fd N`; see ``IsolatedPlugin``): it says "ready NAME" once capturing, then how many
 /// frames its plugin has taken, a few times a second; the supervisor closing the link (or
 /// dying) means "end now, normally".
 struct SupervisorLink {
     let descriptor: Int32
 
-    /// Tells the supervisor the plugin is capturing.
-    func sendReady() { send("ready\n") }
+    /// Tells the supervisor the plugin is capturing, and the name the plugin gives itself.
+    func sendReady(pluginName: String) {
+        send("ready \(pluginName.filter { $0 != "\n" })\n")
+    }
 
     /// Tells the supervisor how many frames the plugin has taken so far.
     func sendProgress(_ frames: Int) { send("\(frames)\n") }

@@ -24,6 +24,10 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// that is late on a loaded machine delays the cycle instead of leaving stale buffers.
     /// Tests use it for deterministic bit-exact checks.
     public let synchronous: Bool
+    /// Run jackd with real-time scheduling (`-R -P 70`, where the machine allows it) instead of
+    /// `--no-realtime`: for tests that judge timing or count xruns, and for tests that need the
+    /// asynchronous graph to run other clients on time while one of them misbehaves.
+    public let realtime: Bool
     private var process: ChildProcess?
     private let logURL: URL
 
@@ -31,9 +35,10 @@ public final class PrivateJACKServer: @unchecked Sendable {
     public init(
         name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
         bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
-        synchronous: Bool = false
+        synchronous: Bool = false, realtime: Bool = false
     ) {
         self.synchronous = synchronous
+        self.realtime = realtime
         self.name = name
         self.sampleRate = sampleRate
         self.bufferFrames = bufferFrames
@@ -64,7 +69,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
         }
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let jackdArguments =
-            ["-n", name, "--no-realtime"] + (synchronous ? ["-S"] : []) + [
+            ["-n", name] + (realtime ? ["-R", "-P", "70"] : ["--no-realtime"]) + (synchronous ? ["-S"] : []) + [
                 "-d", "dummy", "-r", String(sampleRate),
                 "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels),
             ]

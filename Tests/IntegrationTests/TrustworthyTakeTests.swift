@@ -299,7 +299,9 @@ final class TrustworthyTakeTests: XCTestCase {
             let take = path("slow.wav")
             let child = try JackhostBinary.start(
                 [
-                    "run", "--record", take, "--plugin", plugin, "-s", server.name,
+                    // In jackhost's own process: its drain limit is what this checks. (Isolated,
+                    // the plugin's process has the same limit; see PluginIsolationTests.)
+                    "run", "--record", take, "--plugin", plugin, "--plugin-isolation", "none", "-s", server.name,
                     "--connect", "jhgen:out_.*",
                 ], directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)

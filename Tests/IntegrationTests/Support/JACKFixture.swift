@@ -14,6 +14,7 @@ enum JACKFixture {
     /// Runs `body` with a fresh private server, and always stops it afterwards.
     static func withServer<T>(
         captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
+        synchronous: Bool = true, realtime: Bool = false,
         _ body: (PrivateJACKServer) throws -> T
     ) throws -> T {
         gate.wait()
@@ -22,7 +23,7 @@ enum JACKFixture {
         let server = PrivateJACKServer(
             name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
             sampleRate: sampleRate, bufferFrames: bufferFrames,
-            captureChannels: captureChannels, playbackChannels: 2, synchronous: true)
+            captureChannels: captureChannels, playbackChannels: 2, synchronous: synchronous, realtime: realtime)
         try server.start()
         defer { server.stop() }
         return try body(server)

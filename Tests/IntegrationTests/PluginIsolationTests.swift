@@ -1,0 +1,260 @@
+import Foundation
+import JackHost
+import JackHostTesting
+import XCTest
+
+/// A plugin is someone else's code: it may crash, call fatalError, sleep in the real-time
+/// thread or hang. Beside `--record` it runs in its own process, as its own JACK client, and
+/// whatever it does, the take runs to its full `--duration`, bit-exact, and the summary names the
+/// plugin and what happened to it. In jackhost's own process (`--plugin-isolation none`) the
+/// watchdog bypasses a real-time plugin that overruns, and `--duration` still ends on time.
+///
+/// The server runs `jackd -R` in its default asynchronous mode: a late client then delays only
+/// itself (with `-S` every client waits for the slowest; see docs/PLUGINS.md).
+final class PluginIsolationTests: XCTestCase {
+    var workDirectory: URL!
+
+    override func setUpWithError() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-isolation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// A C plugin that misbehaves on purpose after `after` blocks: kind 0 dereferences NULL,
+    /// 1 sleeps 100 ms per block, 2 never returns, 3 traps (what Swift's fatalError does).
+    /// Built real-time, or deferred with -DDEFERRED (the fault then happens on its worker thread).
+    static let faultySource = """
+        #include "jackhost_plugin.h"
+        #include <stdlib.h>
+        #include <unistd.h>
+        typedef struct { int kind; long after; long blocks; } faulty_t;
+        static void *create(const jackhost_plugin_descriptor_t *d, const jackhost_plugin_key_value_t *pairs,
+                            uint32_t count, char *error, size_t capacity) {
+            faulty_t *f = calloc(1, sizeof *f);
+            f->kind = atoi(jackhost_plugin_find_option(pairs, count, "kind"));
+            f->after = atol(jackhost_plugin_find_option(pairs, count, "after"));
+            return f;
+        }
+        static int32_t prepare(void *i, const jackhost_plugin_format_t *format, char *error, size_t capacity) { return 0; }
+        static void process(void *i, const jackhost_plugin_block_t *block) {
+            faulty_t *f = i;
+            if (++f->blocks < f->after) return;
+            switch (f->kind) {
+            case 0: *(volatile int *)0 = 1; break;
+            case 1: usleep(100000); break;
+            case 2: for (;;) pause();
+            case 3: __builtin_trap();
+            }
+        }
+        static void finish(void *i) {}
+        static void destroy(void *i) { free(i); }
+        static const jackhost_plugin_option_t options[] = {
+            {"kind", JACKHOST_PLUGIN_OPTION_INT, 0, "0", "0 crash, 1 sleep 100 ms, 2 hang, 3 trap"},
+            {"after", JACKHOST_PLUGIN_OPTION_INT, 0, "100", "blocks before the fault"},
+        };
+        #ifdef DEFERRED
+        #define MODE JACKHOST_PLUGIN_MODE_DEFERRED
+        #else
+        #define MODE JACKHOST_PLUGIN_MODE_REALTIME
+        #endif
+        static const jackhost_plugin_descriptor_t descriptor = {
+            JACKHOST_PLUGIN_ABI_VERSION, sizeof(jackhost_plugin_descriptor_t), "Faulty", "1.0", MODE,
+            2, options, NULL, create, prepare, process, finish, destroy,
+        };
+        const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void) { return &descriptor; }
+        """
+
+    private func buildFaulty(deferred: Bool = false) throws -> String {
+        let source = workDirectory.appendingPathComponent("faulty.c")
+        try Self.faultySource.write(to: source, atomically: true, encoding: .utf8)
+        let header = ExamplePlugins.repositoryRoot.appendingPathComponent("Sources/CJackHostPlugin/include").path
+        let output = workDirectory.appendingPathComponent(deferred ? "libFaultyDeferred.so" : "libFaulty.so").path
+        let result = try JACKFixture.run(
+            "cc", ["-shared", "-fPIC", "-O1", "-I", header] + (deferred ? ["-DDEFERRED"] : []) + [source.path, "-o", output])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return output
+    }
+
+    private struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var wall: Double
+        var frames: Int
+        var check: SequenceCheck.Report
+        var take: String
+    }
+
+    /// Records `seconds` of a bit-exact sequence beside the plugin and reads the take back.
+    private func recordBeside(
+        plugin: String, options: String, seconds: Int, extra: [String] = [], file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Outcome {
+        try JACKFixture.withServer(captureChannels: 2, synchronous: false, realtime: true) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let take = workDirectory.appendingPathComponent("take-\(UUID().uuidString.prefix(6)).wav").path
+            let started = Date()
+            let result = try JACKFixture.run(
+                JackhostBinary.path,
+                [
+                    "run", "--record", take, "-s", server.name, "--connect", "jhgen:out_.*", "-d", String(seconds),
+                    "--plugin", "\(plugin):\(options)",
+                ] + extra,
+                timeout: Double(seconds + 40))
+            let wall = Date().timeIntervalSince(started)
+            JackhostBinary.assertNoSanitizerReport(result.stderr, file: file, line: line)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take), result.stderr, file: file, line: line)
+            let samples = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(take), file: file, line: line).channels
+            return Outcome(
+                status: result.status, stdout: result.stdout, stderr: result.stderr, wall: wall, frames: header.frames,
+                check: SequenceCheck.verify(samples), take: take)
+        }
+    }
+
+    /// The take is whole and bit-exact: every frame of `--duration`, the sequence unbroken.
+    private func assertTakeIsWhole(_ outcome: Outcome, seconds: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(outcome.frames, seconds * 48000, "the take runs to its full --duration: \(outcome.stderr)", file: file, line: line)
+        XCTAssertNil(outcome.check.firstMismatch, "bit-exact: \(outcome.check)", file: file, line: line)
+        XCTAssertEqual(
+            outcome.check.checkedFrames + outcome.check.leadingSilence, seconds * 48000, "\(outcome.check)", file: file, line: line)
+        XCTAssertTrue(outcome.stdout.contains("silence inserted for 0 dropped frames"), outcome.stdout, file: file, line: line)
+    }
+
+    private func lines(_ text: String, containing needle: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { $0.contains(needle) }
+    }
+
+    func testACrashInARealtimePluginRestartsItAndLeavesTheTakeWhole() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=0,after=100", seconds: 3)
+        XCTAssertEqual(outcome.status, 4, "the take is complete, a plugin failed: \(outcome.stderr)")
+        assertTakeIsWhole(outcome, seconds: 3)
+        XCTAssertFalse(lines(outcome.stderr, containing: "plugin Faulty crashed (SIGSEGV)").isEmpty, outcome.stderr)
+        XCTAssertFalse(lines(outcome.stderr, containing: "restarting it in").isEmpty, outcome.stderr)
+        XCTAssertFalse(outcome.stderr.contains("Backtracing"), "a plugin's crash is one line, not the runtime's backtrace")
+        XCTAssertEqual(lines(outcome.stderr, containing: "plugin Faulty (own process):").count, 1, "the summary names it once")
+        reliabilityFigures(
+            "real-time plugin dereferences NULL, isolated",
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s; take \(outcome.frames) frames, bit-exact")
+    }
+
+    func testACrashInADeferredPluginsWorkerLeavesTheTakeWhole() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(deferred: true), options: "kind=0,after=100", seconds: 3)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 3)
+        XCTAssertFalse(lines(outcome.stderr, containing: "plugin Faulty crashed (SIGSEGV)").isEmpty, outcome.stderr)
+    }
+
+    func testATrapLikeFatalErrorIsReportedAsACrash() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=3,after=50", seconds: 3)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 3)
+        XCTAssertFalse(lines(outcome.stderr, containing: "plugin Faulty crashed (SIGILL)").isEmpty, outcome.stderr)
+    }
+
+    func testAPluginSleeping100msPerCycleIsBypassedInItsOwnProcess() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=1,after=20", seconds: 3)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 3)
+        XCTAssertLessThan(outcome.wall, 3 + 5, "a slow plugin cannot stretch the take")
+        XCTAssertFalse(lines(outcome.stderr, containing: "jackhost: plugin Faulty: overran its real-time budget").isEmpty, outcome.stderr)
+        XCTAssertFalse(lines(outcome.stderr, containing: "bypassed by its watchdog").isEmpty, outcome.stderr)
+        reliabilityFigures(
+            "real-time plugin sleeps 100 ms per cycle, isolated",
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 3; take \(outcome.frames) frames, bit-exact; bypassed by the child's watchdog"
+        )
+    }
+
+    func testAHungPluginIsKilledAndTheTakeIsWhole() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=2,after=20", seconds: 5)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 5)
+        XCTAssertFalse(lines(outcome.stderr, containing: "plugin Faulty stopped taking audio for 3 s").isEmpty, outcome.stderr)
+        XCTAssertLessThan(outcome.wall, 5 + 12, "stopping never waits on the hung plugin for long")
+        reliabilityFigures(
+            "real-time plugin never returns from process, isolated",
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 5; take \(outcome.frames) frames, bit-exact; killed after 3 s without progress"
+        )
+    }
+
+    func testAPluginThatKeepsCrashingIsGivenUp() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=0,after=20", seconds: 8)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 8)
+        XCTAssertEqual(lines(outcome.stderr, containing: "restarting it in").count, 3, outcome.stderr)
+        XCTAssertFalse(lines(outcome.stderr, containing: "gave up after 3 restarts").isEmpty, outcome.stderr)
+    }
+
+    func testAWellBehavedIsolatedPluginRunsToTheEndAndExitsZero() throws {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=0,after=100000000", seconds: 2)
+        XCTAssertEqual(outcome.status, 0, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 2)
+        XCTAssertTrue(lines(outcome.stderr, containing: "plugin").isEmpty, "nothing to report: \(outcome.stderr)")
+    }
+
+    /// In jackhost's own process the watchdog is what protects the take: after 8 overruns the
+    /// plugin is bypassed, and --duration still ends on time (the late cycles' frames are
+    /// counted as skipped, not waited for).
+    func testInProcessTheWatchdogBypassesAnOverrunningPlugin() throws {
+        let outcome = try recordBeside(
+            plugin: try buildFaulty(), options: "kind=1,after=20", seconds: 3, extra: ["--plugin-isolation", "none"])
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        XCTAssertLessThan(outcome.wall, 3 + 4, "a 100 ms sleep per cycle used to stretch -d 3 past 40 s")
+        XCTAssertEqual(
+            lines(outcome.stderr, containing: "plugin Faulty overran its real-time budget").count, 1, "said once, when it happened: \(outcome.stderr)"
+        )
+        XCTAssertEqual(lines(outcome.stderr, containing: "plugin Faulty was bypassed").count, 1, "and named in the summary")
+        // The late cycles' frames never reached jackhost: the stream jumps there, and nothing else differs.
+        let gaps = SequenceCheck.verifyGapsFilledWithSilence(
+            try XCTUnwrap(AudioFileCheck.readWithLibsndfile(outcome.take)).channels)
+        XCTAssertNil(gaps.mismatch, "what was recorded is in order")
+        XCTAssertTrue(outcome.stderr.contains("skipped this client"), "the skipped frames are counted: \(outcome.stderr)")
+        reliabilityFigures(
+            "real-time plugin sleeps 100 ms per cycle, in process",
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 3; bypassed after 8 cycles; take \(outcome.frames) frames")
+    }
+
+    /// SIGINT to jackhost with a slow deferred plugin in its own process: the plugin's process
+    /// gets SIGTERM and the same half-second drain, so the whole run still ends within a second
+    /// or so, with the take finalised and bit-exact.
+    func testSIGINTEndsAnIsolatedSlowPluginQuickly() throws {
+        let plugin = try SlowPlugin.build(in: workDirectory)
+        try JACKFixture.withServer(captureChannels: 2, synchronous: false, realtime: true) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let take = workDirectory.appendingPathComponent("slow.wav").path
+            let child = try JackhostBinary.start(
+                ["run", "--record", take, "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*"], directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
+            usleep(1_500_000)
+            let sent = Date()
+            child.signal(SIGINT)
+            let status = child.wait(timeout: 15)
+            let seconds = Date().timeIntervalSince(sent)
+            XCTAssertLessThan(seconds, 2, "SIGINT with an isolated slow plugin: \(child.stderr)")
+            XCTAssertEqual(status, 4, "the take is whole; the plugin lost frames: \(child.stderr)")
+            XCTAssertTrue(child.stderr.contains("plugin SlowPlugin: warning:"), "the plugin's process names what it gave up: \(child.stderr)")
+            let samples = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(take)).channels
+            XCTAssertNil(SequenceCheck.verify(samples).firstMismatch)
+            reliabilityFigures(
+                "SIGINT with a slow deferred plugin in its own process", "exit 4 after \(seconds.formatted(places: 2)) s; take bit-exact")
+        }
+    }
+
+    func testIsolationNeedsConnectionsToFollow() throws {
+        let result = try JACKFixture.run(
+            JackhostBinary.path,
+            [
+                "run", "--record", workDirectory.appendingPathComponent("x.wav").path, "--no-auto-connect", "--plugin", "./libX.so",
+                "--plugin-isolation", "process",
+            ])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(lines(result.stderr, containing: "jackhost:").count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("--plugin-isolation process needs connections"), result.stderr)
+        let unknown = try JACKFixture.run(JackhostBinary.path, ["run", "--plugin", "./libX.so", "--plugin-isolation", "thread"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.stderr.contains("unknown --plugin-isolation \"thread\"; use process or none"), unknown.stderr)
+    }
+}

@@ -1,4 +1,4 @@
-// Pins the layout of ABI version 1 of jackhost_plugin.h.
+// Pins the layout of ABI versions 1 and 2 of jackhost_plugin.h.
 //
 // Why this file exists: plugins are compiled separately from the host, so an
 // accidental change to a struct (a field moved, a type widened) would not fail
@@ -7,7 +7,7 @@
 // policy (update the sizes below); anything else needs a new ABI version.
 #include "jackhost_plugin.h"
 
-#if JACKHOST_PLUGIN_ABI_VERSION != 1
+#if JACKHOST_PLUGIN_ABI_VERSION != 2
 #error "update the layout assertions for the new ABI version"
 #endif
 
@@ -49,5 +49,23 @@ _Static_assert(offsetof(jackhost_plugin_descriptor_t, prepare) == 56, "descripto
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, process) == 64, "descriptor.process moved");
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, finish) == 72, "descriptor.finish moved");
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, destroy) == 80, "descriptor.destroy moved");
-_Static_assert(sizeof(jackhost_plugin_descriptor_t) == 88, "descriptor size changed");
+// Version 1 ends here: a version 1 descriptor's struct_size is 88.
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, result_count) == 88, "version 1 size changed");
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, results) == 96, "descriptor.results moved");
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, create2) == 104, "descriptor.create2 moved");
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, handle_event) == 112, "descriptor.handle_event moved");
+_Static_assert(sizeof(jackhost_plugin_descriptor_t) == 120, "descriptor size changed");
+
+_Static_assert(offsetof(jackhost_plugin_event_t, kind) == 4, "event.kind moved");
+_Static_assert(offsetof(jackhost_plugin_event_t, value) == 8, "event.value moved");
+_Static_assert(offsetof(jackhost_plugin_event_t, sample_rate) == 16, "event.sample_rate moved");
+_Static_assert(sizeof(jackhost_plugin_event_t) == 24, "event size changed");
+
+_Static_assert(sizeof(jackhost_plugin_result_t) == 24, "result size changed");
+
+_Static_assert(offsetof(jackhost_host_t, host_data) == 8, "host.host_data moved");
+_Static_assert(offsetof(jackhost_host_t, log) == 16, "host.log moved");
+_Static_assert(offsetof(jackhost_host_t, frame_clock) == 24, "host.frame_clock moved");
+_Static_assert(offsetof(jackhost_host_t, publish) == 32, "host.publish moved");
+_Static_assert(sizeof(jackhost_host_t) == 40, "host size changed");
 #endif

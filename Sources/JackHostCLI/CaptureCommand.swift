@@ -77,6 +77,8 @@ struct CapturePlan {
     var pluginIsolation = PluginIsolation.none
     /// Set in the child process of an isolated plugin: its link to the supervising jackhost.
     var supervisorDescriptor: Int32?
+    /// `--results FILE`: the plugins' published results as JSON lines.
+    var resultsPath: String?
     var streamPath: String?
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
@@ -179,6 +181,11 @@ struct CapturePlan {
                 pluginIsolation = parsed.values["record"] != nil && !noConnections ? .process : .none
             }
             if plugins.isEmpty { pluginIsolation = .none }
+            if let path = parsed.value("results") {
+                if plugins.isEmpty { throw UsageError("--results applies to plugins; add --plugin PATH or leave it out") }
+                if path.isEmpty { throw UsageError("--results was given an empty FILE name; name it, e.g. results.jsonl") }
+                resultsPath = path
+            }
             if let text = parsed.value("supervisor-fd") {
                 supervisorDescriptor = Int32(try ValueParsing.wholeNumber(text, option: "supervisor-fd", range: 3...1023))
             }

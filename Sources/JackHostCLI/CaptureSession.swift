@@ -23,6 +23,13 @@ final class CaptureSession {
         if link != nil, let path = plan.plugins.first?.path {
             messagePrefix.withLock { $0 = "jackhost: plugin \(IsolatedPlugin.displayName(path: path)): " }
         }
+        // A plugin's log lines (ABI 2) are jackhost's lines, naming the plugin (the child of an
+        // isolated plugin already names it in every line).
+        let isChild = link != nil
+        LoadedPlugin.setLogHandler { plugin, level, message in
+            printError(isChild ? "\(level.prefix)\(message)" : "plugin \(plugin): \(level.prefix)\(message)")
+        }
+        let resultsWriter = try plan.resultsPath.map { path throws(UsageError) in try PluginResultsWriter(path: path, overwrite: plan.overwrite) }
         var plugins: [LoadedPlugin] = []
         for specification in plan.pluginIsolation == .none ? plan.plugins : [] {
             do {
@@ -125,6 +132,15 @@ final class CaptureSession {
             }
         }
 
+        // Every plugin's results, wherever it runs, in --plugin order.
+        let resultSources =
+            plugins.enumerated().map { index, plugin in
+                PluginResultSource(plugin: plugin.name, instance: index + 1, latest: { plugin.latestResults() })
+            }
+            + isolated.enumerated().map { index, plugin in
+                PluginResultSource(plugin: plugin.displayName, instance: index + 1, latest: { plugin.latestResults() })
+            }
+
         if csignals_stop_requests() > 0 { return .success }
         try host.start()
         link?.sendReady(pluginName: plugins.first?.name ?? "")
@@ -163,7 +179,8 @@ final class CaptureSession {
                 droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
                 skippedFrames: stats.timelineGapFrames,
                 bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(rate, 1),
-                recordingSecondsLeft: left.isFinite ? left : nil)
+                recordingSecondsLeft: left.isFinite ? left : nil,
+                resultLines: resultSources.compactMap(\.line))
         }
         display?.start()
 
@@ -184,6 +201,7 @@ final class CaptureSession {
                 if ticks % 10 == 0 {
                     let stats = host.statistics
                     link.sendProgress(stats.consumers.map(\.deliveredFrames).min() ?? stats.capturedFrames)
+                    for plugin in plugins { link.sendResults(plugin.latestResults()) }
                 }
             }
             for (index, plugin) in plugins.enumerated() where !bypassReported.contains(index) {
@@ -211,6 +229,10 @@ final class CaptureSession {
                 secondsLeft.store((spaceWatch?.lastSecondsLeft ?? .infinity).bitPattern, ordering: .relaxed)
             }
             ticks &+= 1
+            if let resultsWriter, ticks % 50 == 0 {
+                resultsWriter.write(
+                    resultSources, seconds: Double(host.statistics.capturedFrames) / (host.session?.sampleRate ?? 48000), summary: false)
+            }
             if csignals_status_requests() != statusRequests {
                 statusRequests = csignals_status_requests()
                 printNote(CaptureReport.progress(host: host, recorder: recorder))
@@ -308,6 +330,10 @@ final class CaptureSession {
             )
         }
         for line in pluginFailures { printError(line) }
+        if link == nil && !plan.quiet {
+            for line in resultSources.compactMap(\.line) { write("results \(line)\n", to: reportDescriptor) }
+        }
+        resultsWriter?.write(resultSources, seconds: Double(stats.capturedFrames) / (host.session?.sampleRate ?? 48000), summary: true)
         if !pluginFailures.isEmpty && status == .success { status = .pluginFailed }
         if link != nil {
             // The child of an isolated plugin: the recording reports xruns and skips; say only

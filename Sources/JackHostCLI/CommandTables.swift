@@ -121,6 +121,9 @@ enum CommandTables {
                 help:
                     "process: each plugin runs in its own process as its own JACK client, so a crash or hang cannot touch the take; none: in jackhost's process (default: process beside --record, else none)"
             ),
+            OptionSpec(
+                "results", value: "FILE",
+                help: "write the plugins' published results to FILE as JSON lines, once a second and at the end"),
             OptionSpec("supervisor-fd", value: "N", hidden: true, help: "(internal) the link to the jackhost that isolates this plugin"),
             help,
         ]

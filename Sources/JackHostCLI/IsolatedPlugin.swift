@@ -55,6 +55,25 @@ final class IsolatedPlugin: @unchecked Sendable {
         var socket: Int32 = -1
         var fate = Fate()
         var name = ""
+        /// The plugin's latest results, as its process forwarded them, in the order first seen.
+        var results: [PublishedResult] = []
+    }
+
+    /// The plugin's latest results (ABI 2), forwarded by its process.
+    func latestResults() -> [PublishedResult] { lock.withLock { state.results } }
+
+    private func noteResult(_ line: Substring) {
+        let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 3, let bits = UInt64(parts[2], radix: 16) else { return }
+        let result = PublishedResult(
+            name: String(parts[1]), unit: parts.count > 3 ? String(parts[3]) : "", value: Double(bitPattern: bits))
+        lock.withLock {
+            if let index = state.results.firstIndex(where: { $0.name == result.name }) {
+                state.results[index] = result
+            } else {
+                state.results.append(result)
+            }
+        }
     }
 
     /// A plugin whose progress lags the recording by this long is hung (or zombified by the server).
@@ -204,7 +223,9 @@ final class IsolatedPlugin: @unchecked Sendable {
         while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
             let line = String(decoding: pending[..<newline], as: UTF8.self)
             pending.removeSubrange(...newline)
-            if line.hasPrefix("ready") {
+            if line.hasPrefix("result ") {
+                noteResult(Substring(line))
+            } else if line.hasPrefix("ready") {
                 let name = String(line.dropFirst("ready".count).drop(while: { $0 == " " }))
                 if !name.isEmpty { lock.withLock { state.name = name } }
                 message = .ready

@@ -1,4 +1,5 @@
 import Glibc
+import JackHostPlugins
 
 /// The child's side of an isolated plugin's link to the jackhost that started it
 /// (`--supervisor-fd N`; see ``IsolatedPlugin``): it says "ready NAME" once capturing, then how many
@@ -14,6 +15,13 @@ struct SupervisorLink {
 
     /// Tells the supervisor how many frames the plugin has taken so far.
     func sendProgress(_ frames: Int) { send("\(frames)\n") }
+
+    /// Forwards the plugin's latest results: `result NAME BITS UNIT`, the value as the hex of
+    /// its bit pattern so it crosses exactly (names have no spaces; the unit is the rest).
+    func sendResults(_ results: [PublishedResult]) {
+        guard !results.isEmpty else { return }
+        send(results.map { "result \($0.name) \(String($0.value.bitPattern, radix: 16)) \($0.unit.filter { $0 != "\n" })\n" }.joined())
+    }
 
     /// Whether the supervisor closed the link or went away: time to end.
     var isClosed: Bool {

@@ -20,11 +20,14 @@ public final class MeterDisplay: @unchecked Sendable {
         public var bufferedSeconds: Double
         /// Seconds of recording the take's disk has left, when that is under 10 minutes.
         public var recordingSecondsLeft: Double?
+        /// Plugins' published results, one line per plugin (`FrequencyEstimator: frequency.hz 440.0`).
+        public var resultLines: [String] = []
         /// Creates counters.
         public init(
             droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0,
-            recordingSecondsLeft: Double? = nil
+            recordingSecondsLeft: Double? = nil, resultLines: [String] = []
         ) {
+            self.resultLines = resultLines
             self.recordingSecondsLeft = recordingSecondsLeft
             self.droppedFrames = droppedFrames
             self.xruns = xruns
@@ -98,7 +101,8 @@ public final class MeterDisplay: @unchecked Sendable {
             }
             text +=
                 "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\u{1B}[K\n"
-            drawnLines = snapshot.count + 1
+            for line in counters.resultLines { text += line + "\u{1B}[K\n" }
+            drawnLines = snapshot.count + 1 + counters.resultLines.count
             write(text)
         } else {
             let fields = snapshot.enumerated().map { index, levels in
@@ -107,6 +111,7 @@ public final class MeterDisplay: @unchecked Sendable {
             write(
                 "meter peak/rms dBFS: " + fields.joined(separator: "  ")
                     + "  xruns \(counters.xruns) dropped \(counters.droppedFrames) buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\n"
+                    + counters.resultLines.map { "results \($0)\n" }.joined()
             )
         }
     }

@@ -81,7 +81,8 @@ final class ExportedPlugin {
                 prepare: pluginPrepare,
                 process: pluginProcess,
                 finish: pluginFinish,
-                destroy: pluginDestroy))
+                destroy: pluginDestroy,
+                result_count: 0, reserved_v2: 0, results: nil, create2: nil, handle_event: nil))
         return descriptor
     }
 }

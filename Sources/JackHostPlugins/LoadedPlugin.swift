@@ -29,6 +29,7 @@ public final class LoadedPlugin {
     public var path: String { library.path }
 
     private let consumer: PluginConsumer
+    private let instance: PluginInstance
 
     /// Checks `options` against an opened library's declarations and creates an instance.
     ///
@@ -39,6 +40,7 @@ public final class LoadedPlugin {
         let instance = try PluginInstance(library: library, options: values)
         self.library = library
         self.optionValues = values
+        self.instance = instance
         consumer =
             switch library.mode {
             case .realtime: .realtime(RealtimePluginConsumer(instance: instance))
@@ -54,6 +56,18 @@ public final class LoadedPlugin {
     /// The instance as a JackHost consumer of the plugin's mode. Every call returns the same
     /// consumer: there is one instance per loaded plugin.
     public func makeConsumer() -> PluginConsumer { consumer }
+
+    /// The latest value of every result the plugin has published (ABI 2), in declaration order.
+    public func latestResults() -> [PublishedResult] { instance.services?.latestResults() ?? [] }
+
+    /// Events that did not fit the plugin's mailbox (it had no block for a long while).
+    public var lostEvents: Int { instance.mailbox?.lostEvents.load(ordering: .relaxed) ?? 0 }
+
+    /// Routes every plugin's log lines (ABI 2 `log`): set once, before plugins load. The default
+    /// prints `jackhost: plugin NAME: [level: ]message` on stderr.
+    public static func setLogHandler(_ handler: @escaping @Sendable (_ plugin: String, _ level: PluginLogLevel, _ message: String) -> Void) {
+        PluginHostServices.logHandler.withLock { $0 = handler }
+    }
 
     /// The watchdog of a real-time plugin (nil for a deferred one, whose worker may take its time).
     public var watchdog: PluginWatchdog? {

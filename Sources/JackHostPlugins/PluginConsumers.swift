@@ -56,13 +56,25 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
     private var consecutiveOverruns = 0
     /// Set once bypassed (real-time thread only; the atomic is for readers).
     private var bypassed = false
+    /// Frames of the stream before the next block (real-time thread only): the frame clock.
+    private var framesBefore = 0
+    private let services: PluginHostServices?
+    // Copied out of `instance`, like processFunction: the real-time path reads stored constants.
+    private let mailbox: PluginEventMailbox?
+    private let eventFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<jackhost_plugin_event_t>?) -> Void)?
 
     init(instance: PluginInstance) {
         self.instance = instance
         consumerName = instance.library.name
         processFunction = instance.processFunction
         handle = instance.handle
+        services = instance.services
+        mailbox = instance.mailbox
+        eventFunction = instance.eventFunction
     }
+
+    /// Host event thread: queues the event for the plugin's next `process` (ABI 2 plugins that take events).
+    func handle(_ event: AudioSessionEvent) { instance.mailbox?.post(event) }
 
     /// Hands the format to the plugin; throws with the plugin's reason if it refuses.
     func prepare(format: StreamFormat) throws {
@@ -72,13 +84,18 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
         warmUp()
     }
 
-    /// **Real-time thread.** One cycle: the C block on the stack, one timed call into the plugin.
+    /// **Real-time thread.** One cycle: waiting events first, then the C block on the stack and
+    /// one timed call into the plugin.
     func process(_ block: AudioBlock) {
         if bypassed { return }
+        framesBefore &+= block.droppedFramesBefore
+        services?.setFrameClock(framesBefore)
         var cBlock = makeBlock(block, structSize: blockSize)
         let start = Self.monotonicNanoseconds()
+        if let mailbox, let eventFunction { mailbox.deliver(to: eventFunction, instance: handle) }
         processFunction(handle, &cBlock)
         let elapsed = Self.monotonicNanoseconds() &- start
+        framesBefore &+= block.frameCount
         let budget = Int(budgetNanosecondsPerFrame * Double(block.frameCount))
         guard elapsed > budget else {
             consecutiveOverruns = 0
@@ -176,10 +193,20 @@ final class DeferredPluginConsumer: DeferredAudioConsumer {
     /// Hands the format to the plugin; throws with the plugin's reason if it refuses.
     func prepare(format: StreamFormat) throws { try instance.prepare(format: format) }
 
-    /// Worker thread: passes the block, with its drop count, to the plugin.
+    /// Frames of the stream before the next block (worker thread only): the frame clock.
+    private var framesBefore = 0
+
+    /// Host event thread: queues the event for the plugin's next `process` (ABI 2 plugins that take events).
+    func handle(_ event: AudioSessionEvent) { instance.mailbox?.post(event) }
+
+    /// Worker thread: waiting events first, then the block, with its drop count, to the plugin.
     func consume(_ block: AudioBlock) {
+        framesBefore += block.droppedFramesBefore
+        instance.services?.setFrameClock(framesBefore)
+        instance.deliverEvents()
         var cBlock = makeBlock(block, structSize: blockSize)
         instance.processFunction(instance.handle, &cBlock)
+        framesBefore += block.frameCount
     }
 
     /// Calls the plugin's `finish` after the last block.

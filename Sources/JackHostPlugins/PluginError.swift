@@ -1,3 +1,5 @@
+import CJackHostPlugin
+
 /// Everything that can go wrong between a `--plugin` argument and a running plugin.
 ///
 /// Each description is one line that names the plugin's path, says what is wrong,
@@ -38,6 +40,9 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
     case invalidOptionValue(path: String, plugin: String, key: String, value: String, expected: PluginOptionType)
     /// The plugin's `create` returned NULL; `reason` is the plugin's own text.
     case createFailed(path: String, plugin: String, reason: String)
+    /// The plugin's `create2` refused an option value (ABI 2, `JACKHOST_PLUGIN_REFUSED_OPTION`):
+    /// the user's mistake, exit status 2; `reason` is the plugin's own text.
+    case optionRefused(path: String, plugin: String, reason: String)
     /// The plugin's `prepare` refused the stream format; `reason` is the plugin's own text.
     case prepareRejected(path: String, plugin: String, format: String, reason: String)
 
@@ -49,7 +54,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
             .malformedELF(let path, _), .missingEntrySymbol(let path), .entryNotAFunction(let path, _),
             .abiMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
             .duplicateOption(let path, _, _), .invalidOptionValue(let path, _, _, _, _), .createFailed(let path, _, _),
-            .prepareRejected(let path, _, _, _):
+            .optionRefused(let path, _, _), .prepareRejected(let path, _, _, _):
             return path
         }
     }
@@ -58,7 +63,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
     /// or the run (exit status 1): a bad specification, a missing file, a bad option.
     public var isUsageError: Bool {
         switch self {
-        case .malformedSpecification, .fileNotFound, .unknownOption, .duplicateOption, .invalidOptionValue:
+        case .malformedSpecification, .fileNotFound, .unknownOption, .duplicateOption, .invalidOptionValue, .optionRefused:
             return true
         case .notASharedObject, .notELF, .wrongArchitecture, .malformedELF, .missingEntrySymbol, .entryNotAFunction, .abiMismatch,
             .invalidDescriptor, .createFailed, .prepareRejected:
@@ -91,8 +96,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
             return "plugin \(path) exports jackhost_plugin_descriptor as \(found), not a function; export "
                 + "`const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void)` (see docs/PLUGINS.md)"
         case .abiMismatch(let path, let plugin, let host):
-            return "plugin \(path) was built for plugin ABI version \(plugin), but this jackhost speaks version \(host); "
-                + "rebuild the plugin against this JackHost"
+            return "plugin \(path) was built for plugin ABI version \(plugin), but this jackhost speaks version \(host) "
+                + "(and loads versions \(JACKHOST_PLUGIN_ABI_OLDEST) to \(host)); rebuild the plugin against this JackHost"
         case .invalidDescriptor(let path, let reason):
             return "plugin \(path) has an invalid descriptor: \(reason); fix and rebuild the plugin"
         case .unknownOption(let path, let plugin, let key, let known):
@@ -105,6 +110,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
                 + "(\(expected.valueHint))"
         case .createFailed(let path, let plugin, let reason):
             return "plugin \"\(plugin)\" (\(path)) failed to start: \(reason)"
+        case .optionRefused(let path, let plugin, let reason):
+            return "plugin \"\(plugin)\" (\(path)) refused its options: \(reason)"
         case .prepareRejected(let path, let plugin, let format, let reason):
             return "plugin \"\(plugin)\" (\(path)) rejected the stream format \(format): \(reason)"
         }

@@ -16,6 +16,12 @@ final class PluginInstance {
     let handle: UnsafeMutableRawPointer
     /// `process`, copied out of the descriptor so the real-time path does one indirect call.
     let processFunction: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<jackhost_plugin_block_t>?) -> Void
+    /// The host's services for an ABI 2 plugin (logging, frame clock, results); nil for version 1.
+    let services: PluginHostServices?
+    /// Events waiting for the plugin's `handle_event`; nil when it takes none.
+    let mailbox: PluginEventMailbox?
+    /// `handle_event`, copied out of the descriptor.
+    let eventFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<jackhost_plugin_event_t>?) -> Void)?
     /// Whether the plugin accepted a format and has not been finished since.
     private var prepared = false
 
@@ -30,23 +36,36 @@ final class PluginInstance {
             jackhost_plugin_key_value_t(key: strings[$0], value: strings[$0 + 1])
         }
         var error = [CChar](repeating: 0, count: Int(JACKHOST_PLUGIN_ERROR_CAPACITY))
+        let services = library.abiVersion >= 2 ? PluginHostServices(pluginName: library.name, results: library.results) : nil
+        var status = JACKHOST_PLUGIN_CREATED
         let created = pairs.withUnsafeMutableBufferPointer { buffer in
             error.withUnsafeMutableBufferPointer { errorBuffer in
-                descriptor.pointee.create(
+                if let create2 = library.fields.create2, let services {
+                    return create2(
+                        descriptor, buffer.baseAddress, UInt32(buffer.count), services.host, &status,
+                        errorBuffer.baseAddress, errorBuffer.count)
+                }
+                return library.fields.create(
                     descriptor, buffer.baseAddress, UInt32(buffer.count),
                     errorBuffer.baseAddress, errorBuffer.count)
             }
         }
         guard let created else {
+            if status == JACKHOST_PLUGIN_REFUSED_OPTION {
+                throw .optionRefused(path: library.path, plugin: library.name, reason: Self.message(from: error))
+            }
             throw .createFailed(path: library.path, plugin: library.name, reason: Self.message(from: error))
         }
         handle = created
-        processFunction = descriptor.pointee.process!
+        self.services = services
+        eventFunction = library.fields.handle_event
+        mailbox = eventFunction == nil ? nil : PluginEventMailbox()
+        processFunction = library.fields.process!
     }
 
     deinit {
-        if prepared { library.descriptor.pointee.finish(handle) }
-        library.descriptor.pointee.destroy(handle)
+        if prepared { library.fields.finish(handle) }
+        library.fields.destroy(handle)
     }
 
     /// Hands the format to the plugin's `prepare`; throws ``PluginError/prepareRejected(path:plugin:format:reason:)``
@@ -60,7 +79,7 @@ final class PluginInstance {
             sample_rate: format.sampleRate)
         var error = [CChar](repeating: 0, count: Int(JACKHOST_PLUGIN_ERROR_CAPACITY))
         let status = error.withUnsafeMutableBufferPointer { buffer in
-            library.descriptor.pointee.prepare(handle, &cFormat, buffer.baseAddress, buffer.count)
+            library.fields.prepare(handle, &cFormat, buffer.baseAddress, buffer.count)
         }
         guard status == 0 else {
             throw .prepareRejected(
@@ -70,11 +89,18 @@ final class PluginInstance {
         prepared = true
     }
 
-    /// Calls the plugin's `finish` if it is prepared.
+    /// Calls the plugin's `finish` if it is prepared, after any events still waiting.
     func finish() {
         guard prepared else { return }
+        deliverEvents()
         prepared = false
-        library.descriptor.pointee.finish(handle)
+        library.fields.finish(handle)
+    }
+
+    /// **Real-time safe.** Hands waiting events to the plugin; call on the thread that calls `process`.
+    @inline(__always)
+    func deliverEvents() {
+        if let mailbox, let eventFunction { mailbox.deliver(to: eventFunction, instance: handle) }
     }
 
     /// The plugin's error text, or a note that it gave none.

@@ -30,30 +30,44 @@ public final class PluginLibrary: @unchecked Sendable {
     public let name: String
     /// The plugin's own version string.
     public let version: String
-    /// The ABI version the plugin was built for (equal to the host's once opened).
+    /// The ABI version the plugin was built for: 1 or 2.
     public let abiVersion: UInt32
     /// Where `process` runs.
     public let mode: PluginDeliveryMode
     /// The options the plugin declares, in its order.
     public let options: [PluginOptionInfo]
+    /// The results the plugin publishes, in its order (ABI 2; empty for a version 1 plugin).
+    public let results: [PluginResultInfo]
+    /// Whether the plugin takes events (ABI 2 `handle_event`).
+    public var handlesEvents: Bool { fields.handle_event != nil }
 
-    /// The descriptor, valid for the process's lifetime.
+    /// The descriptor, valid for the process's lifetime; pass it to the plugin's functions.
     let descriptor: UnsafePointer<jackhost_plugin_descriptor_t>
+    /// The descriptor's fields as this host knows them: the plugin's `struct_size` bytes, and
+    /// zeros beyond (a version 1 descriptor is shorter than this host's struct). Read fields
+    /// here, never through `descriptor.pointee`, which would read past a shorter descriptor.
+    let fields: jackhost_plugin_descriptor_t
 
     /// The ABI version this host speaks.
     public static let hostABIVersion: UInt32 = JACKHOST_PLUGIN_ABI_VERSION
+    /// The oldest ABI version this host still loads.
+    public static let oldestABIVersion: UInt32 = JACKHOST_PLUGIN_ABI_OLDEST
+    /// The size of a version 1 descriptor: everything up to `destroy`.
+    static let versionOneDescriptorSize = MemoryLayout<jackhost_plugin_descriptor_t>.offset(of: \.result_count)!
 
     private init(
-        path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, name: String, version: String,
-        mode: PluginDeliveryMode, options: [PluginOptionInfo]
+        path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, fields: jackhost_plugin_descriptor_t,
+        name: String, version: String, mode: PluginDeliveryMode, options: [PluginOptionInfo], results: [PluginResultInfo]
     ) {
         self.path = path
         self.descriptor = descriptor
+        self.fields = fields
         self.name = name
         self.version = version
-        self.abiVersion = descriptor.pointee.abi_version
+        self.abiVersion = fields.abi_version
         self.mode = mode
         self.options = options
+        self.results = results
     }
 
     /// Opens and checks the plugin at `path`.
@@ -116,18 +130,23 @@ public final class PluginLibrary: @unchecked Sendable {
         path: String
     ) throws(PluginError) -> PluginLibrary {
         // Only the first two fields are common to every ABI version; read nothing else before checking them.
-        let abiVersion = descriptor.pointee.abi_version
-        guard abiVersion == JACKHOST_PLUGIN_ABI_VERSION else {
+        let header = UnsafeRawPointer(descriptor).loadUnaligned(as: (UInt32, UInt32).self)
+        let (abiVersion, structSize) = header
+        guard (JACKHOST_PLUGIN_ABI_OLDEST...JACKHOST_PLUGIN_ABI_VERSION).contains(abiVersion) else {
             throw .abiMismatch(path: path, pluginVersion: abiVersion, hostVersion: JACKHOST_PLUGIN_ABI_VERSION)
         }
-        let required = MemoryLayout<jackhost_plugin_descriptor_t>.size
-        guard Int(descriptor.pointee.struct_size) >= required else {
+        let required = versionOneDescriptorSize
+        guard Int(structSize) >= required else {
             throw .invalidDescriptor(
-                path: path,
-                reason: "struct_size is \(descriptor.pointee.struct_size) bytes; "
-                    + "ABI version 1 needs at least \(required)")
+                path: path, reason: "struct_size is \(structSize) bytes; ABI version \(abiVersion) needs at least \(required)")
         }
-        let fields = descriptor.pointee
+        // Copy what the plugin declared it has, zeros beyond; a version 1 plugin's bytes past
+        // version 1 are not ours to read even if its struct_size says more.
+        var fields = jackhost_plugin_descriptor_t()
+        let readable = abiVersion == 1 ? required : min(Int(structSize), MemoryLayout<jackhost_plugin_descriptor_t>.size)
+        withUnsafeMutableBytes(of: &fields) { copy in
+            copy.copyMemory(from: UnsafeRawBufferPointer(start: descriptor, count: readable))
+        }
         func invalid(_ reason: String) -> PluginError { .invalidDescriptor(path: path, reason: reason) }
         guard let namePointer = fields.name, case let name = String(cString: namePointer), !name.isEmpty else {
             throw invalid("name is NULL or empty")
@@ -143,9 +162,37 @@ public final class PluginLibrary: @unchecked Sendable {
         ]
         if let missing = functions.first(where: { !$0.1 }) { throw invalid("\(missing.0) is NULL") }
         let options = try readOptions(fields, invalid: invalid)
+        let results = try readResults(fields, invalid: invalid)
         return PluginLibrary(
-            path: path, descriptor: descriptor, name: name, version: String(cString: versionPointer),
-            mode: mode, options: options)
+            path: path, descriptor: descriptor, fields: fields, name: name, version: String(cString: versionPointer),
+            mode: mode, options: options, results: results)
+    }
+
+    /// Reads and checks the result table (ABI 2): names present, well-formed and unique.
+    private static func readResults(
+        _ fields: jackhost_plugin_descriptor_t, invalid: (String) -> PluginError
+    ) throws(PluginError) -> [PluginResultInfo] {
+        let count = Int(fields.result_count)
+        guard count > 0 else { return [] }
+        guard count <= PluginResultInfo.maximumCount else {
+            throw invalid("result_count is \(count); at most \(PluginResultInfo.maximumCount) results")
+        }
+        guard let table = fields.results else { throw invalid("result_count is \(count) but results is NULL") }
+        var result: [PluginResultInfo] = []
+        for index in 0..<count {
+            let entry = table[index]
+            guard let namePointer = entry.name, case let name = String(cString: namePointer), !name.isEmpty else {
+                throw invalid("result \(index) has no name")
+            }
+            guard name.utf8.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-_".contains($0)) }) else {
+                throw invalid("result name \"\(name)\" may use only letters, digits, '.', '-' and '_' (64 at most)")
+            }
+            guard !result.contains(where: { $0.name == name }) else { throw invalid("result \"\(name)\" is declared twice") }
+            result.append(
+                PluginResultInfo(
+                    name: name, unit: entry.unit.map { String(cString: $0) } ?? "", help: entry.help.map { String(cString: $0) } ?? ""))
+        }
+        return result
     }
 
     /// Reads and checks the option table: names present and unique, known types, defaults of the right type.
@@ -213,6 +260,13 @@ public final class PluginLibrary: @unchecked Sendable {
             "mode:     \(mode.rawValue) (\(mode == .realtime ? "process() runs on JACK's real-time thread" : "process() runs on its own worker thread"))",
             "path:     \(path)",
         ]
+        if abiVersion >= 2 {
+            lines.append("events:   \(handlesEvents ? "yes (handle_event)" : "no")")
+            lines.append(
+                results.isEmpty
+                    ? "results:  none"
+                    : "results:  " + results.map { $0.unit.isEmpty ? $0.name : "\($0.name) (\($0.unit))" }.joined(separator: ", "))
+        }
         guard !options.isEmpty else { return (lines + ["options:  none"]).joined(separator: "\n") }
         lines.append("options:")
         let rows = options.map { [$0.name, $0.type.rawValue, $0.defaultValue.map { $0.isEmpty ? "\"\"" : $0 } ?? "(none)", $0.help] }

@@ -40,7 +40,7 @@ final class PluginLoadingTests: XCTestCase {
         let plugin = try LoadedPlugin.load(PluginSpecification(parsing: "\(library):output=\(output)"))
         XCTAssertEqual(plugin.name, "CPeak")
         XCTAssertEqual(plugin.version, "1.0.0")
-        XCTAssertEqual(plugin.abiVersion, 1)
+        XCTAssertEqual(plugin.abiVersion, 2, "built against the version 2 header")
         XCTAssertEqual(plugin.mode, .realtime)
         XCTAssertEqual(
             plugin.options,
@@ -53,7 +53,7 @@ final class PluginLoadingTests: XCTestCase {
             "the user's values, then defaults")
         let text = plugin.inspectionText
         for expected in [
-            "name:     CPeak", "version:  1.0.0", "abi:      1", "mode:     realtime", "max-channels", "int", "64",
+            "name:     CPeak", "version:  1.0.0", "abi:      2", "events:   no", "results:  none", "mode:     realtime", "max-channels", "int", "64",
             "(none)", "refuse streams with more channels than this",
         ] {
             XCTAssertTrue(text.contains(expected), "\(expected) in:\n\(text)")
@@ -152,15 +152,15 @@ final class PluginLoadingTests: XCTestCase {
 
     func testABIMismatchIsRefusedBeforeAnythingElseIsRead() throws {
         let library = try CPluginBuilder.build(source: ProbePlugin.source, name: "Abi999", defines: ["PROBE_ABI=999"], in: directory)
-        assertLoadFails(library, mentions: ["ABI version 999", "speaks version 1", "rebuild"]) {
-            $0 == .abiMismatch(path: library, pluginVersion: 999, hostVersion: 1)
+        assertLoadFails(library, mentions: ["ABI version 999", "speaks version 2", "loads versions 1 to 2", "rebuild"]) {
+            $0 == .abiMismatch(path: library, pluginVersion: 999, hostVersion: 2)
         }
     }
 
     func testInvalidDescriptorsAreRefused() throws {
         let cases: [(define: String, reason: String)] = [
             ("PROBE_NULL_PROCESS", "process is NULL"),
-            ("PROBE_SMALL_STRUCT", "struct_size is 40 bytes; ABI version 1 needs at least 88"),
+            ("PROBE_SMALL_STRUCT", "struct_size is 40 bytes; ABI version 2 needs at least 88"),
             ("PROBE_BAD_DEFAULT", "option \"count\" has default \"three\", which is not an int"),
             ("PROBE_MODE=7", "mode is 7"),
         ]

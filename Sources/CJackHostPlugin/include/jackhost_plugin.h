@@ -1,5 +1,6 @@
 /*
- * jackhost_plugin.h: the JackHost plugin interface, ABI version 1.
+ * jackhost_plugin.h: the JackHost plugin interface, ABI version 2 (version 1
+ * plugins still load).
  *
  * This header is the whole contract between JackHost and a plugin. A plugin
  * is a shared object (a .so built with -shared -fPIC, or a SwiftPM `.dynamic`
@@ -42,6 +43,12 @@
  * The host never unloads a plugin (no dlclose): a Swift runtime cannot
  * unregister the metadata of an unloaded image.
  *
+ * Version 2 appended to the descriptor: declared results, create2() (which
+ * receives the host's services: logging, the frame clock, publishing results,
+ * and a status that tells a refused option from a failure) and
+ * handle_event(). A version 1 plugin (abi_version 1, the version 1
+ * struct_size) still loads; it gets no events, services or results.
+ *
  * Versioning: JACKHOST_PLUGIN_ABI_VERSION changes when any existing field
  * changes meaning, type or position. Fields may be appended to the end of
  * the descriptor, the format and the block without a version change; each of
@@ -63,8 +70,15 @@
 extern "C" {
 #endif
 
-/** The ABI version this header describes. A host refuses any other value. */
-#define JACKHOST_PLUGIN_ABI_VERSION 1u
+/**
+ * The ABI version this header describes. A host loads plugins of this version
+ * and of every earlier one it lists in JACKHOST_PLUGIN_ABI_OLDEST; it refuses
+ * newer ones.
+ */
+#define JACKHOST_PLUGIN_ABI_VERSION 2u
+
+/** The oldest ABI version a host built from this header still loads. */
+#define JACKHOST_PLUGIN_ABI_OLDEST 1u
 
 /** The name of the one symbol a plugin exports. */
 #define JACKHOST_PLUGIN_ENTRY_SYMBOL "jackhost_plugin_descriptor"
@@ -187,6 +201,104 @@ typedef struct {
     uint64_t dropped_frames_before;
 } jackhost_plugin_block_t;
 
+/* ---- ABI version 2: events, host services and results ------------------ */
+
+/** An xrun: `value` is the server's xrun count since the take began. */
+#define JACKHOST_PLUGIN_EVENT_XRUN 1u
+/** The period changed: `value` is the new number of frames per cycle. */
+#define JACKHOST_PLUGIN_EVENT_BUFFER_SIZE 2u
+/** The sample rate changed: `sample_rate` is the new rate. */
+#define JACKHOST_PLUGIN_EVENT_SAMPLE_RATE 3u
+/** The server went away; no block comes until JACKHOST_PLUGIN_EVENT_SERVER_RESTORED. */
+#define JACKHOST_PLUGIN_EVENT_SERVER_LOST 4u
+/** The server is back and blocks flow again. */
+#define JACKHOST_PLUGIN_EVENT_SERVER_RESTORED 5u
+/** The capture ports changed: `value` is the new channel count (a prepare() follows). */
+#define JACKHOST_PLUGIN_EVENT_ROUTE_CHANGED 6u
+/** Freewheeling started (`value` 1: cycles run as fast as possible) or stopped (0). */
+#define JACKHOST_PLUGIN_EVENT_FREEWHEEL 7u
+
+/**
+ * Something that happened to the stream, handed to handle_event(). Valid only
+ * during the call. Unknown kinds must be ignored: new kinds may be added
+ * without a version change.
+ */
+typedef struct {
+    /** sizeof(jackhost_plugin_event_t) as the host knows it. */
+    uint32_t struct_size;
+    /** One of JACKHOST_PLUGIN_EVENT_*. */
+    uint32_t kind;
+    /** The kind's number (see each kind); 0 when it has none. */
+    uint64_t value;
+    /** For JACKHOST_PLUGIN_EVENT_SAMPLE_RATE, the new rate; else 0. */
+    double sample_rate;
+} jackhost_plugin_event_t;
+
+/** Log levels for jackhost_host_t.log. */
+#define JACKHOST_PLUGIN_LOG_ERROR 0u
+#define JACKHOST_PLUGIN_LOG_WARNING 1u
+#define JACKHOST_PLUGIN_LOG_INFO 2u
+#define JACKHOST_PLUGIN_LOG_DEBUG 3u
+
+/**
+ * One named value a plugin publishes, declared in the descriptor so the host
+ * can lay out its storage before the first block (publishing is then
+ * real-time safe).
+ */
+typedef struct {
+    /**
+     * Dotted lower-case name, e.g. "loudness.momentary" or "frequency.hz":
+     * letters, digits, '.', '-' and '_'. Unique in the plugin.
+     */
+    const char *name;
+    /** The unit shown next to the value, e.g. "LUFS", "Hz"; may be NULL. */
+    const char *unit;
+    /** One line for `jackhost plugin inspect`; may be NULL. */
+    const char *help;
+} jackhost_plugin_result_t;
+
+typedef struct jackhost_host_s jackhost_host_t;
+
+/**
+ * What the host offers a plugin (ABI version 2), handed to create2(). It stays
+ * valid until destroy() returns. Every function takes the struct itself as its
+ * first argument.
+ */
+struct jackhost_host_s {
+    /** sizeof(jackhost_host_t) as the host knows it. Read no field past it. */
+    uint32_t struct_size;
+    /** Reserved; 0. */
+    uint32_t reserved;
+    /** The host's own data. Plugins never read it. */
+    void *host_data;
+    /**
+     * Prints `message` (one line, UTF-8) on jackhost's stderr at `level`,
+     * prefixed with the plugin's name. NOT real-time safe: call it from
+     * create, prepare, finish, or a deferred plugin's process/handle_event.
+     */
+    void (*log)(const jackhost_host_t *host, uint32_t level, const char *message);
+    /**
+     * The stream's frame clock: frames of the take before the block being
+     * processed now (or, between blocks, before the next one), including
+     * frames this plugin lost to drops. Real-time safe.
+     */
+    uint64_t (*frame_clock)(const jackhost_host_t *host);
+    /**
+     * Publishes the latest value of result number `index` (its position in
+     * the descriptor's `results`). Real-time safe: one atomic store. The host
+     * shows it in the meter display and the summary, and writes it with
+     * `--results FILE`. An index out of range is ignored.
+     */
+    void (*publish)(const jackhost_host_t *host, uint32_t index, double value);
+};
+
+/** create2() status: created. */
+#define JACKHOST_PLUGIN_CREATED 0
+/** create2() status: an option value is unacceptable (the user's mistake; jackhost exits 2). */
+#define JACKHOST_PLUGIN_REFUSED_OPTION 1
+/** create2() status: creation failed for another reason (jackhost exits 1). */
+#define JACKHOST_PLUGIN_FAILED 2
+
 typedef struct jackhost_plugin_descriptor_s jackhost_plugin_descriptor_t;
 
 /**
@@ -245,6 +357,36 @@ struct jackhost_plugin_descriptor_s {
 
     /** Frees the instance. No other call follows. Ordinary thread. */
     void (*destroy)(void *instance);
+
+    /* ---- ABI version 2. A host reads these only when abi_version >= 2 and
+     *      struct_size covers them; every one may be 0/NULL. ---- */
+
+    /** The number of entries in `results`. */
+    uint32_t result_count;
+    /** Reserved; 0. */
+    uint32_t reserved_v2;
+    /** The results the plugin publishes (see jackhost_host_t.publish); NULL when result_count is 0. */
+    const jackhost_plugin_result_t *results;
+
+    /**
+     * Creates an instance, like create(), with the host's services. When set,
+     * the host calls it instead of create(). On failure return NULL, write a
+     * one-line reason into `error` and set `*status` to
+     * JACKHOST_PLUGIN_REFUSED_OPTION (an option value you cannot accept:
+     * jackhost exits 2) or JACKHOST_PLUGIN_FAILED (exit 1). Ordinary thread.
+     */
+    void *(*create2)(const jackhost_plugin_descriptor_t *descriptor,
+                     const jackhost_plugin_key_value_t *pairs, uint32_t pair_count,
+                     const jackhost_host_t *host, int32_t *status,
+                     char *error, size_t error_capacity);
+
+    /**
+     * Receives an event. Called on the thread that calls process(), just
+     * before the next block (and before finish() for events after the last
+     * block), never concurrently with process(): a real-time plugin's
+     * handler is under the real-time rules. May be NULL.
+     */
+    void (*handle_event)(void *instance, const jackhost_plugin_event_t *event);
 };
 
 /** The type of the entry symbol, for hosts that look it up with dlsym. */

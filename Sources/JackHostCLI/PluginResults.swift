@@ -1,0 +1,90 @@
+import FoundationEssentials
+import Glibc
+import JackHost
+import JackHostPlugins
+
+/// The results plugins publish (ABI 2), gathered from plugins in this process and from the
+/// processes of isolated ones, for the meter display, the summary and `--results FILE`.
+struct PluginResultSource: @unchecked Sendable {
+    // @unchecked: `latest` reads only atomics (a plugin in this process) or lock-guarded state
+    // (an isolated plugin's forwarded values), so any thread may call it.
+    /// The plugin's name.
+    let plugin: String
+    /// Its position among the `--plugin` options, from 1 (two instances of one plugin differ here).
+    let instance: Int
+    /// The latest values, in declaration order.
+    let latest: () -> [PublishedResult]
+
+    /// `FrequencyEstimator: frequency.hz 440.0 Hz  confidence 0.98`, or nil before any value.
+    var line: String? {
+        let results = latest()
+        guard !results.isEmpty else { return nil }
+        return "\(plugin): "
+            + results.map { "\($0.name) \(Self.format($0.value))\($0.unit.isEmpty ? "" : " \($0.unit)")" }.joined(separator: "  ")
+    }
+
+    /// Up to four decimals, without trailing zeros noise for whole numbers.
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+        return value.formatted(places: abs(value) >= 100 ? 2 : 4)
+    }
+}
+
+/// `--results FILE`: one JSON object per line, once a second while the take runs and once at
+/// the end (`"summary": true`), for every plugin that has published something:
+///
+/// ```
+/// {"time":1.000,"plugin":"FrequencyEstimator","instance":1,"results":{"frequency.hz":440.0}}
+/// {"summary":true,"time":3.000,"plugin":"FrequencyEstimator","instance":1,"results":{"frequency.hz":440.0}}
+/// ```
+final class PluginResultsWriter {
+    private let descriptor: Int32
+    let path: String
+
+    /// Creates the file; an existing one is refused unless `overwrite` (the rule for every output).
+    init(path: String, overwrite: Bool) throws(UsageError) {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else {
+            let reason = errno == EEXIST ? "it exists; pass --overwrite to replace it" : String(cString: strerror(errno))
+            throw UsageError("cannot write --results \(ValueParsing.shown(path)): \(reason)")
+        }
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends one line per source that has values.
+    func write(_ sources: [PluginResultSource], seconds: Double, summary: Bool) {
+        for source in sources {
+            let results = source.latest()
+            guard !results.isEmpty else { continue }
+            let values = results.map { "\(Self.jsonString($0.name)):\(Self.jsonNumber($0.value))" }.joined(separator: ",")
+            let line =
+                "{\(summary ? "\"summary\":true," : "")\"time\":\(seconds.formatted(places: 3)),\"plugin\":\(Self.jsonString(source.plugin)),\"instance\":\(source.instance),\"results\":{\(values)}}\n"
+            _ = writeAll(line, to: descriptor)
+        }
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case _ where scalar.value < 0x20:
+                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    /// JSON has no NaN or infinity: those are written as null.
+    static func jsonNumber(_ value: Double) -> String {
+        value.isFinite ? "\(value)" : "null"
+    }
+}

@@ -257,7 +257,10 @@ final class CaptureSession {
         for plugin in plugins {
             if let watchdog = plugin.watchdog, watchdog.isBypassed.load(ordering: .acquiring) {
                 // Said when it happened; the child of an isolated plugin only sets its status.
-                if link != nil { status = status == .success ? .pluginFailed : status; continue }
+                if link != nil {
+                    status = status == .success ? .pluginFailed : status
+                    continue
+                }
                 pluginFailures.append("plugin \(plugin.name) was bypassed: \(watchdog.bypassDescription)")
             }
         }

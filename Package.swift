@@ -7,10 +7,12 @@ import PackageDescription
 let package = Package(
     name: "JackHost",
     products: [
+        .library(name: "JackHostTypes", targets: ["JackHostTypes"]),
         .library(name: "JackHost", targets: ["JackHost"]),
         .library(name: "JackHostConsumers", targets: ["JackHostConsumers"]),
         .library(name: "JackHostTesting", targets: ["JackHostTesting"]),
         .library(name: "JackHostPluginSDK", targets: ["JackHostPluginSDK"]),
+        .library(name: "JackHostPluginTesting", targets: ["JackHostPluginTesting"]),
         .library(name: "JackHostPlugins", targets: ["JackHostPlugins"]),
         .executable(name: "jackhost", targets: ["jackhost"]),
     ],
@@ -35,8 +37,12 @@ let package = Package(
         // at a newer CPU than its module; the portable kernels are Swift, in JackHostConsumers),
         // and the streaming copy the deferred rings are written with.
         .target(name: "CSampleKernels"),
-        // The client layer, session info, host engine, buffer view, consumer protocol, rings.
-        .target(name: "JackHost", dependencies: ["CJack", "CSampleKernels", "CPosix"]),
+        // What a consumer or plugin touches and nothing else: the block, buffer view, timestamp,
+        // stream format, consumer protocols and session events. No dependencies at all (not even
+        // libc), so a plugin built on it links no libjack, libsndfile or Foundation.
+        .target(name: "JackHostTypes"),
+        // The client layer, session info, host engine, rings; re-exports JackHostTypes.
+        .target(name: "JackHost", dependencies: ["JackHostTypes", "CJack", "CSampleKernels", "CPosix"]),
         // For testing consumers against real JACK: a private dummy jackd, test signals (tones,
         // a bit-exact sequence) and the child-process helper they use. Not part of the core.
         .target(name: "JackHostTesting", dependencies: ["JackHost", "CJack"]),
@@ -44,8 +50,11 @@ let package = Package(
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
         .target(name: "CJackHostPlugin"),
-        // For plugin authors: export a Swift consumer through the C interface in one line, and a test driver.
-        .target(name: "JackHostPluginSDK", dependencies: ["JackHost", "CJackHostPlugin", "CSndFile"]),
+        // For plugin authors: export a Swift consumer through the C interface in one line. Slim on
+        // purpose: JackHostTypes and the C interface only, so a plugin links no host libraries.
+        .target(name: "JackHostPluginSDK", dependencies: ["JackHostTypes", "CJackHostPlugin"]),
+        // For plugin authors' tests: drive a plugin without JACK, read test audio with libsndfile.
+        .target(name: "JackHostPluginTesting", dependencies: ["JackHostPluginSDK", "CJackHostPlugin", "CSndFile"]),
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
         // The command-line front end: argument parsing and the subcommands' wiring.
@@ -54,7 +63,10 @@ let package = Package(
         .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
-        .testTarget(name: "JackHostPluginTests", dependencies: ["JackHostPlugins", "JackHostPluginSDK", "CJackHostPlugin"]),
+        .testTarget(
+            name: "JackHostPluginTests",
+            dependencies: ["JackHostPlugins", "JackHostPluginSDK", "JackHostPluginTesting", "CJackHostPlugin"]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSndFile"]

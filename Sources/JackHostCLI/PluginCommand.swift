@@ -145,9 +145,9 @@ enum PluginTemplate {
 
     /// Names that would collide with the modules a plugin package depends on.
     static let reservedNames: Set<String> = [
-        "JackHost", "JackHostPluginSDK", "JackHostPlugins", "JackHostConsumers",
+        "JackHost", "JackHostTypes", "JackHostPluginSDK", "JackHostPluginTesting", "JackHostPlugins", "JackHostConsumers",
         "JackHostCLI", "CJackHostPlugin", "CJack", "CSndFile", "CSignals",
-        "Foundation", "Swift", "XCTest",
+        "Foundation", "FoundationEssentials", "Glibc", "Swift", "XCTest",
     ]
 
     /// Accepts names usable as a Swift type, module and package: a letter, then letters, digits or '_'.
@@ -176,9 +176,10 @@ enum PluginTemplate {
 
     private static func manifest(name: String, jackhostPath: String) -> String {
         #"""
-        // swift-tools-version:6.0
+        // swift-tools-version:6.3
         // \#(name): a JackHost plugin. `swift build` makes .build/debug/lib\#(name).so;
         // load it with `jackhost run --plugin .build/debug/lib\#(name).so`.
+        // Tools version 6.3: Export.swift uses the @c attribute, new in Swift 6.3.
         import PackageDescription
 
         let package = Package(
@@ -188,13 +189,15 @@ enum PluginTemplate {
                 .library(name: "\#(name)", type: .dynamic, targets: ["\#(name)"]),
             ],
             dependencies: [
-                // The JackHost checkout that provides JackHostPluginSDK.
+                // The JackHost checkout that provides JackHostPluginSDK and JackHostPluginTesting.
                 .package(name: "JackHost", path: "\#(jackhostPath)"),
             ],
             targets: [
+                // The plugin links the slim SDK only: no libjack, no libsndfile, no Foundation.
                 .target(name: "\#(name)", dependencies: [.product(name: "JackHostPluginSDK", package: "JackHost")]),
+                // Its tests drive it without JACK, through JackHostPluginTesting.
                 .testTarget(name: "\#(name)Tests",
-                            dependencies: ["\#(name)", .product(name: "JackHostPluginSDK", package: "JackHost")]),
+                            dependencies: ["\#(name)", .product(name: "JackHostPluginTesting", package: "JackHost")]),
             ],
             swiftLanguageModes: [.v6]
         )
@@ -204,8 +207,7 @@ enum PluginTemplate {
 
     private static func realtimeSource(name: String) -> String {
         #"""
-        import Foundation
-        import JackHost
+        import Glibc  // log10; the plugin imports no Foundation, so it links none
         import JackHostPluginSDK
 
         /// A real-time JackHost plugin. As generated, it measures the RMS level of every input and
@@ -253,7 +255,7 @@ enum PluginTemplate {
             public func finish() {
                 for channel in 0..<sums.count {
                     let rms = frames > 0 ? (sums[channel] / Double(frames)).squareRoot() : 0
-                    output.write(line: "\#(name) in_\(channel + 1) rms \(String(format: "%.2f", 20 * log10(rms))) dBFS")
+                    output.write(line: "\#(name) in_\(channel + 1) rms \(PluginOutput.decimal(20 * log10(rms), places: 2)) dBFS")
                 }
             }
         }
@@ -263,8 +265,7 @@ enum PluginTemplate {
 
     private static func deferredSource(name: String) -> String {
         #"""
-        import Foundation
-        import JackHost
+        import Glibc  // log10; the plugin imports no Foundation, so it links none
         import JackHostPluginSDK
 
         /// A deferred JackHost plugin: consume() runs on its own worker thread, so it may allocate,
@@ -309,7 +310,7 @@ enum PluginTemplate {
             public func finish() {
                 for (channel, sum) in sums.enumerated() {
                     let rms = frames > 0 ? (sum / Double(frames)).squareRoot() : 0
-                    output.write(line: "\#(name) in_\(channel + 1) rms \(String(format: "%.2f", 20 * log10(rms))) dBFS dropped \(dropped)")
+                    output.write(line: "\#(name) in_\(channel + 1) rms \(PluginOutput.decimal(20 * log10(rms), places: 2)) dBFS dropped \(dropped)")
                 }
             }
         }
@@ -330,8 +331,9 @@ enum PluginTemplate {
 
     private static func testSource(name: String) -> String {
         #"""
-        import Foundation
+        import FoundationEssentials
         import JackHostPluginSDK
+        import JackHostPluginTesting
         import XCTest
         @testable import \#(name)
 

@@ -1,4 +1,6 @@
-import JackHost
+// The types a plugin touches (AudioBlock, StreamFormat, the consumer protocols) come from
+// JackHostTypes, re-exported so a plugin needs `import JackHostPluginSDK` only.
+@_exported import JackHostTypes
 
 /// A JackHost consumer that can be exported as a plugin through the C interface.
 ///

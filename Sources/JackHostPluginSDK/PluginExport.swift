@@ -1,7 +1,6 @@
 import CJackHostPlugin
-import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostTypes
 import Synchronization
 
 /// Builds (once) and returns the C descriptor for a real-time plugin type. Call it from the

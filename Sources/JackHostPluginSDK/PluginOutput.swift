@@ -1,5 +1,5 @@
 import Glibc
-import JackHost
+import JackHostTypes
 
 /// Where a plugin's results go: standard output, or the file named by its `output=PATH`
 /// option. Not real-time safe: write in `finish()` or from a deferred plugin's `consume`.
@@ -39,6 +39,20 @@ public final class PluginOutput: @unchecked Sendable {
     public func write(line: String) {
         writeAll(line + "\n", to: descriptor)
     }
+
+    /// `value` with exactly `places` digits after the point (0 to 17), rounded as printf's
+    /// `%.Nf` rounds: `decimal(-6.0206, places: 2)` is "-6.02", and -infinity is "-inf". What
+    /// `String(format: "%.2f", value)` gives, without linking Foundation into the plugin.
+    public static func decimal(_ value: Double, places: Int) -> String {
+        precondition((0...17).contains(places), "0 to 17 decimal places")
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 400) { buffer in
+            // snprintf is variadic, which Swift cannot call; vsnprintf takes a va_list. 400
+            // bytes hold any Double: 309 integer digits, a sign, a point and 17 places.
+            let written = withVaList([Int32(places), value]) { vsnprintf(buffer.baseAddress!, 400, "%.*f", $0) }
+            precondition(written >= 0 && written < 400, "a Double with \(places) places fits 400 bytes")
+            return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(written)), as: UTF8.self)
+        }
+    }
 }
 
 /// The output file could not be opened.
@@ -54,4 +68,22 @@ public struct PluginOutputError: Error, CustomStringConvertible, Equatable, Send
 extension PluginOption {
     /// The conventional `output` option: write results to PATH instead of standard output.
     public static let output = PluginOption.string("output", help: "write the results to PATH instead of stdout")
+}
+
+/// Writes all of `text`'s UTF-8 bytes to `descriptor`, retrying short writes and EINTR; gives
+/// up silently when the descriptor refuses them. (JackHost has its own; the SDK does not
+/// depend on JackHost.)
+private func writeAll(_ text: String, to descriptor: Int32) {
+    var text = text
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
 }

@@ -310,4 +310,37 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(badName.status, 2)
         XCTAssertTrue(badName.stderr.contains("\"9lives\""), badName.stderr)
     }
+
+    /// The shared objects a library needs (its ELF dynamic section's NEEDED entries), by objdump.
+    private func neededLibraries(_ library: String) throws -> [String] {
+        let dumped = try JACKFixture.run("objdump", ["-p", library])
+        XCTAssertEqual(dumped.status, 0, dumped.stderr)
+        return dumped.stdout.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count == 2 && fields[0] == "NEEDED" ? String(fields[1]) : nil
+        }
+    }
+
+    /// The slim SDK: a release build of the template plugin, and each Swift example plugin,
+    /// links neither libjack nor libsndfile nor any Foundation library (not even
+    /// FoundationEssentials: the template and examples import none).
+    func testPluginsLinkNoHostLibrariesAndNoFoundation() throws {
+        let created = try JackhostBinary.run(["plugin", "new", "SlimProbe", "--directory", workDirectory.path])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        let package = workDirectory.appendingPathComponent("SlimProbe").path
+        let built = try JACKFixture.run(
+            "swift", ["build", "-c", "release", "--package-path", package, "--product", "SlimProbe"], timeout: 900)
+        XCTAssertEqual(built.status, 0, "SlimProbe does not build:\n\(built.stdout)\n\(built.stderr)")
+        let libraries = try [
+            "\(package)/.build/release/libSlimProbe.so",
+            ExamplePlugins.path("FrequencyEstimator"),
+            ExamplePlugins.path("LoudnessMeter"),
+        ]
+        for library in libraries {
+            let needed = try neededLibraries(library)
+            XCTAssertTrue(needed.contains("libswiftCore.so"), "\(library): \(needed)")
+            let forbidden = needed.filter { $0.hasPrefix("libjack") || $0.hasPrefix("libsndfile") || $0.contains("Foundation") }
+            XCTAssertEqual(forbidden, [], "\(library) links host libraries or Foundation: \(needed)")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import JackHost
 import JackHostPluginSDK
+import JackHostPluginTesting
 import JackHostPlugins
 import XCTest
 

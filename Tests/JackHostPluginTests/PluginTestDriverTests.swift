@@ -1,6 +1,7 @@
 import Foundation
 import JackHost
 import JackHostPluginSDK
+import JackHostPluginTesting
 import XCTest
 
 /// A consumer that records everything it is given, of either kind.

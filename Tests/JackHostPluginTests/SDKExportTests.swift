@@ -2,6 +2,7 @@ import CJackHostPlugin
 import Foundation
 import JackHost
 import JackHostPluginSDK
+import JackHostPluginTesting
 import Synchronization
 import XCTest
 

@@ -1,4 +1,5 @@
-// Helpers the Swift SDK (JackHostPluginSDK) needs and Swift cannot express.
+// Helpers the Swift SDK's test driver (PluginTestDriver, in JackHostPluginTesting) needs and
+// Swift cannot express.
 // Not part of the plugin ABI: C plugins need only jackhost_plugin.h.
 #ifndef JACKHOST_PLUGIN_SDK_H
 #define JACKHOST_PLUGIN_SDK_H

@@ -1,5 +1,3 @@
-import Foundation
-import JackHost
 import JackHostPluginSDK
 
 /// A real-time plugin that estimates the frequency of every input and, at the end of the
@@ -75,7 +73,7 @@ public final class FrequencyEstimator: RealtimePlugin {
     /// Writes one line per channel.
     public func finish() {
         for (index, estimate) in estimates.enumerated() {
-            let value = estimate.map { String(format: "%.2f Hz", $0) } ?? "none"
+            let value = estimate.map { PluginOutput.decimal($0, places: 2) + " Hz" } ?? "none"
             output.write(line: "frequency in_\(index + 1) \(value)")
         }
     }

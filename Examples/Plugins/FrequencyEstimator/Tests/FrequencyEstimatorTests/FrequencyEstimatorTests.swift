@@ -1,6 +1,6 @@
 import Foundation
-import JackHost
 import JackHostPluginSDK
+import JackHostPluginTesting
 import XCTest
 
 @testable import FrequencyEstimator

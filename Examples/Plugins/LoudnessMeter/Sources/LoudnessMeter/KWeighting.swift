@@ -1,4 +1,4 @@
-import Foundation
+import Glibc  // cos, sin, tan, pow, log10: the plugin links no Foundation
 
 /// One second-order IIR section, direct form I, in Double precision.
 struct Biquad: Equatable {

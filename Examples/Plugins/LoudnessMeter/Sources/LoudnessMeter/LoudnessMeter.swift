@@ -1,5 +1,3 @@
-import Foundation
-import JackHost
 import JackHostPluginSDK
 
 /// A deferred plugin that measures EBU R128 loudness per input channel (each channel on its
@@ -87,13 +85,13 @@ public final class LoudnessMeter: DeferredPlugin {
             output.write(
                 line: "{\"channel\":\"in_\(index + 1)\",\"summary\":true,\"integrated\":\(Self.json(history.integrated)),"
                     + "\"maxMomentary\":\(Self.json(history.maxMomentary)),\"maxShortTerm\":\(Self.json(history.maxShortTerm)),"
-                    + "\"seconds\":\(String(format: "%.3f", Double(streamFrames) / sampleRate)),\"droppedFrames\":\(droppedFrames)}")
+                    + "\"seconds\":\(PluginOutput.decimal(Double(streamFrames) / sampleRate, places: 3)),\"droppedFrames\":\(droppedFrames)}")
         }
     }
 
     /// Closes a 100 ms step on every channel and reports the readings.
     private func completeStep() {
-        let time = String(format: "%.3f", Double(streamFrames) / sampleRate)
+        let time = PluginOutput.decimal(Double(streamFrames) / sampleRate, places: 3)
         for index in channels.indices {
             channels[index].history.append(stepMeanSquare: channels[index].stepSum / Double(stepFrames))
             channels[index].stepSum = 0
@@ -108,7 +106,7 @@ public final class LoudnessMeter: DeferredPlugin {
 
     /// A loudness as a JSON number with 3 decimals, or null.
     private static func json(_ value: Double?) -> String {
-        value.map { String(format: "%.3f", $0) } ?? "null"
+        value.map { PluginOutput.decimal($0, places: 3) } ?? "null"
     }
 }
 

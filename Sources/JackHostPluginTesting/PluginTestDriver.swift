@@ -1,5 +1,5 @@
 import CJackHostPlugin
-import JackHost
+import JackHostPluginSDK
 
 /// Feeds a consumer (a plugin type, or a loaded plugin's consumer) without JACK, under the
 /// same contract the live host keeps:

@@ -235,9 +235,11 @@ private struct EventWatch {
     var xruns = 0
     var bufferSize: Int
     var sampleRate: Int
+    var freewheeling = false
 
     init(_ engine: CaptureEngine) {
         self.engine = engine
+        freewheeling = engine.freewheeling.load(ordering: .relaxed)
         bufferSize = engine.bufferSize.load(ordering: .relaxed)
         sampleRate = engine.sampleRate.load(ordering: .relaxed)
     }
@@ -258,6 +260,11 @@ private struct EventWatch {
         if rate != sampleRate {
             sampleRate = rate
             events.append(.sampleRateChanged(Double(rate)))
+        }
+        let wheeling = engine.freewheeling.load(ordering: .relaxed)
+        if wheeling != freewheeling {
+            freewheeling = wheeling
+            events.append(.freewheelChanged(wheeling))
         }
         return events
     }

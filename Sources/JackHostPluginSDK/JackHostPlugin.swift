@@ -22,11 +22,21 @@ public protocol JackHostPlugin: AudioConsumer {
     static var version: String { get }
     /// The options users may give as `PATH:name=value,...`. The default is none.
     static var options: [PluginOption] { get }
+    /// The results the plugin publishes through ``PluginHost/result(_:)``. The default is none.
+    static var results: [PluginResult] { get }
 
     /// Creates an instance. `options` holds only declared options, each checked against
     /// its kind, with defaults filled in. Throw to refuse; the error's description is what
-    /// the user sees. Runs on an ordinary thread, before any JACK work.
+    /// the user sees (throw ``PluginUsageError`` when the user's value is at fault: exit
+    /// status 2). Runs on an ordinary thread, before any JACK work.
     init(options: PluginOptions) throws
+
+    /// Creates an instance with the host's services (logging, the frame clock, results); the
+    /// host calls this one. Implement it to use them (and keep ``init(options:)``, which has no
+    /// default: in a final class, `convenience init(options: PluginOptions) throws { try
+    /// self.init(options: options, host: .none) }`); the default calls
+    /// ``init(options:)``.
+    init(options: PluginOptions, host: PluginHost) throws
 }
 
 /// A plugin whose `process` runs inside JACK's real-time process callback; see
@@ -41,12 +51,18 @@ extension JackHostPlugin {
     /// No options.
     public static var options: [PluginOption] { [] }
 
+    /// No results.
+    public static var results: [PluginResult] { [] }
+
+    /// Ignores the host and calls ``init(options:)``.
+    public init(options: PluginOptions, host: PluginHost) throws { try self.init(options: options) }
+
     /// The plugin's ``name``.
     public var consumerName: String { Self.name }
 
     /// Creates an instance the way the host would: checks `options` against ``options``
     /// and fills in defaults first. For tests and for embedding the plugin directly.
-    public static func make(options: [String: String] = [:]) throws -> Self {
-        try Self(options: PluginOptions(options, declaredBy: Self.options))
+    public static func make(options: [String: String] = [:], host: PluginHost = .none) throws -> Self {
+        try Self(options: PluginOptions(options, declaredBy: Self.options), host: host)
     }
 }

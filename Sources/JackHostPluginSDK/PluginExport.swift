@@ -11,12 +11,12 @@ import Synchronization
 /// public func jackhostPluginDescriptor() -> UnsafeRawPointer { exportPlugin(PeakFinder.self) }
 /// ```
 public func exportPlugin<Plugin: RealtimePlugin>(_ plugin: Plugin.Type) -> UnsafeRawPointer {
-    ExportedPlugin.descriptor(for: plugin, mode: JACKHOST_PLUGIN_MODE_REALTIME) { .realtime(try Plugin(options: $0)) }
+    ExportedPlugin.descriptor(for: plugin, mode: JACKHOST_PLUGIN_MODE_REALTIME) { .realtime(try Plugin(options: $0, host: $1)) }
 }
 
 /// Builds (once) and returns the C descriptor for a deferred plugin type; see the real-time overload.
 public func exportPlugin<Plugin: DeferredPlugin>(_ plugin: Plugin.Type) -> UnsafeRawPointer {
-    ExportedPlugin.descriptor(for: plugin, mode: JACKHOST_PLUGIN_MODE_DEFERRED) { .deferred(try Plugin(options: $0)) }
+    ExportedPlugin.descriptor(for: plugin, mode: JACKHOST_PLUGIN_MODE_DEFERRED) { .deferred(try Plugin(options: $0, host: $1)) }
 }
 
 /// Descriptors already built, by plugin type, so the entry point returns the same pointer
@@ -27,10 +27,14 @@ private let exportedDescriptors = Mutex<[ObjectIdentifier: UInt]>([:])
 /// What the descriptor's `plugin_data` points at: how to make instances of one plugin type.
 final class ExportedPlugin {
     let options: [PluginOption]
-    let make: (PluginOptions) throws -> ExportedInstance.Delivery
+    let results: [PluginResult]
+    let make: (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
 
-    private init(options: [PluginOption], make: @escaping (PluginOptions) throws -> ExportedInstance.Delivery) {
+    private init(
+        options: [PluginOption], results: [PluginResult], make: @escaping (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
+    ) {
         self.options = options
+        self.results = results
         self.make = make
     }
 
@@ -38,13 +42,13 @@ final class ExportedPlugin {
     /// must outlive every caller, and the host never unloads a plugin.
     static func descriptor<Plugin: JackHostPlugin>(
         for type: Plugin.Type, mode: UInt32,
-        make: @escaping (PluginOptions) throws -> ExportedInstance.Delivery
+        make: @escaping (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
     )
         -> UnsafeRawPointer
     {
         let address = exportedDescriptors.withLock { built in
             if let address = built[ObjectIdentifier(type)] { return address }
-            let exported = ExportedPlugin(options: Plugin.options, make: make)
+            let exported = ExportedPlugin(options: Plugin.options, results: Plugin.results, make: make)
             let descriptor = buildDescriptor(name: Plugin.name, version: Plugin.version, mode: mode, exported: exported)
             built[ObjectIdentifier(type)] = UInt(bitPattern: descriptor)
             return UInt(bitPattern: descriptor)
@@ -65,6 +69,14 @@ final class ExportedPlugin {
                     default_value: option.defaultValue.map { UnsafePointer(strdup($0)) },
                     help: UnsafePointer(strdup(option.help))))
         }
+        let results = exported.results
+        let resultTable = UnsafeMutablePointer<jackhost_plugin_result_t>.allocate(capacity: max(1, results.count))
+        for (index, result) in results.enumerated() {
+            (resultTable + index).initialize(
+                to: jackhost_plugin_result_t(
+                    name: UnsafePointer(strdup(result.name)), unit: UnsafePointer(strdup(result.unit)),
+                    help: UnsafePointer(strdup(result.help))))
+        }
         let descriptor = UnsafeMutablePointer<jackhost_plugin_descriptor_t>.allocate(capacity: 1)
         descriptor.initialize(
             to: jackhost_plugin_descriptor_t(
@@ -81,7 +93,8 @@ final class ExportedPlugin {
                 process: pluginProcess,
                 finish: pluginFinish,
                 destroy: pluginDestroy,
-                result_count: 0, reserved_v2: 0, results: nil, create2: nil, handle_event: nil))
+                result_count: UInt32(results.count), reserved_v2: 0, results: results.isEmpty ? nil : UnsafePointer(resultTable),
+                create2: pluginCreate2, handle_event: pluginHandleEvent))
         return descriptor
     }
 }
@@ -128,6 +141,23 @@ final class ExportedInstance {
         switch delivery {
         case .realtime(let consumer): consumer.process(audio)
         case .deferred(let consumer): consumer.consume(audio)
+        }
+    }
+
+    /// The C event as a session event, or nil for a kind this SDK does not know (the ABI lets
+    /// hosts add kinds). **Real-time safe.**
+    static func sessionEvent(_ event: UnsafePointer<jackhost_plugin_event_t>) -> AudioSessionEvent? {
+        let fields = event.pointee
+        let value = Int(truncatingIfNeeded: fields.value)
+        switch fields.kind {
+        case JACKHOST_PLUGIN_EVENT_XRUN: return .xrun(total: value)
+        case JACKHOST_PLUGIN_EVENT_BUFFER_SIZE: return .bufferSizeChanged(frames: value)
+        case JACKHOST_PLUGIN_EVENT_SAMPLE_RATE: return .sampleRateChanged(fields.sample_rate)
+        case JACKHOST_PLUGIN_EVENT_SERVER_LOST: return .serverLost
+        case JACKHOST_PLUGIN_EVENT_SERVER_RESTORED: return .serverRestored
+        case JACKHOST_PLUGIN_EVENT_ROUTE_CHANGED: return .routeChanged(channelCount: value)
+        case JACKHOST_PLUGIN_EVENT_FREEWHEEL: return .freewheelChanged(value != 0)
+        default: return nil
         }
     }
 
@@ -186,12 +216,51 @@ private func pluginCreate(
     }
     do {
         let options = try PluginOptions(given, declaredBy: exported.options)
-        let instance = ExportedInstance(delivery: try exported.make(options))
+        let instance = ExportedInstance(delivery: try exported.make(options, .none))
         return Unmanaged.passRetained(instance).toOpaque()
     } catch {
         writeError(String(describing: error), to: errorBuffer, capacity: capacity)
         return nil
     }
+}
+
+/// `create2` (ABI 2): like `create`, with the host's services, and a status that tells the
+/// user's mistake (an option value refused: ``PluginOptionError`` or ``PluginUsageError``)
+/// from a failure.
+private func pluginCreate2(
+    _ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>?,
+    _ pairs: UnsafePointer<jackhost_plugin_key_value_t>?, _ pairCount: UInt32,
+    _ host: UnsafePointer<jackhost_host_t>?, _ status: UnsafeMutablePointer<Int32>?,
+    _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int
+) -> UnsafeMutableRawPointer? {
+    status?.pointee = JACKHOST_PLUGIN_FAILED
+    guard let data = descriptor?.pointee.plugin_data else {
+        writeError("the host passed no descriptor to create2()", to: errorBuffer, capacity: capacity)
+        return nil
+    }
+    let exported = Unmanaged<ExportedPlugin>.fromOpaque(data).takeUnretainedValue()
+    var given: [String: String] = [:]
+    for index in 0..<Int(pairCount) {
+        guard let pair = pairs?[index], let key = pair.key, let value = pair.value else { continue }
+        given[String(cString: key)] = String(cString: value)
+    }
+    do {
+        let options = try PluginOptions(given, declaredBy: exported.options)
+        let instance = ExportedInstance(delivery: try exported.make(options, PluginHost(host, results: exported.results)))
+        status?.pointee = JACKHOST_PLUGIN_CREATED
+        return Unmanaged.passRetained(instance).toOpaque()
+    } catch {
+        if error is PluginOptionError || error is PluginUsageError { status?.pointee = JACKHOST_PLUGIN_REFUSED_OPTION }
+        writeError(String(describing: error), to: errorBuffer, capacity: capacity)
+        return nil
+    }
+}
+
+/// `handle_event` (ABI 2): the event as an ``AudioSessionEvent``, to the consumer's `handle(_:)`,
+/// on the thread that calls `process` (**real-time in real-time mode**: no allocation).
+private func pluginHandleEvent(_ instance: UnsafeMutableRawPointer?, _ event: UnsafePointer<jackhost_plugin_event_t>?) {
+    guard let instance, let event, let sessionEvent = ExportedInstance.sessionEvent(event) else { return }
+    Unmanaged<ExportedInstance>.fromOpaque(instance).takeUnretainedValue().consumer.handle(sessionEvent)
 }
 
 /// `prepare`: the plugin's `prepare(format:)`; a thrown error becomes the refusal's reason.

@@ -84,4 +84,7 @@ public enum AudioSessionEvent: Sendable, Equatable {
     /// The number of inputs changed (automatic channel mode after a reconnect); consumers
     /// were finished and prepared again with the new format before this event.
     case routeChanged(channelCount: Int)
+    /// The server started (`true`) or stopped (`false`) freewheeling: cycles run as fast as
+    /// the graph allows, with no deadline (an offline render), instead of at the device's pace.
+    case freewheelChanged(Bool)
 }

@@ -383,6 +383,8 @@ final class ReliabilityTests: XCTestCase {
             let slow = RecordingDeferredConsumer(name: "slow", delayPerBlock: 2_000)
             let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
             host.add(deferred: slow, ringSeconds: 0.02)
+            let events = EventLog()
+            host.onEvent = { events.append($0) }
             let generator = try TestSignalSource(server: server.name, channels: 2, signal: .sequence)
             try host.start()
             try generator.connect(to: host.inputPortNames)
@@ -391,6 +393,11 @@ final class ReliabilityTests: XCTestCase {
             usleep(2_000_000)
             let duringFreewheel = host.statistics
             XCTAssertEqual(try JACKFixture.run("jack_freewheel", ["n"], environment: environment).status, 0)
+            XCTAssertTrue(
+                JACKFixture.waitUntil { events.all.filter { if case .freewheelChanged = $0 { true } else { false } }.count == 2 })
+            XCTAssertEqual(
+                events.all.filter { if case .freewheelChanged = $0 { true } else { false } }, [.freewheelChanged(true), .freewheelChanged(false)],
+                "both transitions are events (plugins get them as JACKHOST_PLUGIN_EVENT_FREEWHEEL)")
             XCTAssertGreaterThan(duringFreewheel.capturedFrames, 3 * 48000, "freewheel runs faster than real time")
             XCTAssertEqual(duringFreewheel.consumers.first?.droppedFrames, 0, "no drops while freewheeling")
             XCTAssertEqual(duringFreewheel.xruns, 0, "transition xruns are ignored")

@@ -62,6 +62,40 @@ private final class DropCounter: DeferredPlugin {
     func finish() { note("dropped \(dropped)") }
 }
 
+/// A real-time plugin using ABI 2 through the SDK: host, results, events, usage errors.
+private final class ClockReporter: RealtimePlugin {
+    static let name = "ClockReporter"
+    static let version = "2.0"
+    static let options: [PluginOption] = [.int("limit", default: 10, help: "must be positive")]
+    static let results = [PluginResult("blocks", help: "blocks seen"), PluginResult("clock", unit: "frames"), PluginResult("xruns")]
+
+    private let host: PluginHost
+    private let blocks: PluginResultHandle, clock: PluginResultHandle, xruns: PluginResultHandle
+    private var count = 0
+    private var xrunEvents = 0
+
+    convenience init(options: PluginOptions) throws { try self.init(options: options, host: .none) }
+    init(options: PluginOptions, host: PluginHost) throws {
+        guard options.int("limit")! > 0 else { throw PluginUsageError("limit must be positive") }
+        self.host = host
+        blocks = host.result("blocks")
+        clock = host.result("clock")
+        xruns = host.result("xruns")
+        host.log("created", level: .warning)
+    }
+    func prepare(format: StreamFormat) throws {}
+    func handle(_ event: AudioSessionEvent) {
+        if case .xrun = event { xrunEvents += 1 }
+    }
+    func process(_ block: AudioBlock) {
+        count += 1
+        blocks.publish(Double(count))
+        clock.publish(Double(host.frameClock))
+        xruns.publish(Double(xrunEvents))
+    }
+    func finish() {}
+}
+
 /// Exports Swift plugins with the SDK and loads the descriptors through the host's own
 /// checks and adapters, in one process: the whole C round trip without building a .so.
 final class SDKExportTests: XCTestCase {
@@ -166,5 +200,50 @@ final class SDKExportTests: XCTestCase {
         XCTAssertLessThan(bytes.count, error.count)
         XCTAssertNotNil(String(validating: bytes, as: UTF8.self), "valid UTF-8 after truncation")
         XCTAssertTrue(String(decoding: bytes, as: UTF8.self).hasPrefix("no option \"éé"))
+    }
+
+    /// ABI 2 through the SDK: declared results reach the host, the host's clock and log reach
+    /// the plugin, events arrive through handle(_:), and PluginUsageError is the user's mistake.
+    func testVersionTwoHostServicesResultsAndEventsRoundTrip() throws {
+        let logged = Mutex<[String]>([])
+        LoadedPlugin.setLogHandler { plugin, level, message in logged.withLock { $0.append("\(plugin) \(level.prefix)\(message)") } }
+        defer { LoadedPlugin.setLogHandler { _, _, _ in } }
+        let library = try library(ClockReporter.self)
+        XCTAssertEqual(library.abiVersion, 2)
+        XCTAssertEqual(library.results.map(\.name), ["blocks", "clock", "xruns"])
+        XCTAssertEqual(library.results[1].unit, "frames")
+        XCTAssertTrue(library.handlesEvents)
+
+        let plugin = try LoadedPlugin(library: library, options: [])
+        XCTAssertEqual(logged.withLock { $0 }, ["ClockReporter warning: created"])
+        guard case .realtime(let consumer) = plugin.makeConsumer() else { return XCTFail("real-time") }
+        try consumer.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        let samples = [Float](repeating: 0, count: 64)
+        func block(_ sequence: UInt64) {
+            samples.withUnsafeBufferPointer { buffer in
+                var channel = buffer.baseAddress!
+                withUnsafePointer(to: &channel) { channels in
+                    consumer.process(
+                        AudioBlock(
+                            buffers: AudioBufferListView(channels: channels, channelCount: 1, frameCount: 64),
+                            timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: sequence, xrunSincePreviousCycle: false)))
+                }
+            }
+        }
+        block(0)
+        consumer.handle(.xrun(total: 1))
+        consumer.handle(.bufferSizeChanged(frames: 64))
+        block(1)
+        block(2)
+        consumer.finish()
+        let results = Dictionary(uniqueKeysWithValues: plugin.latestResults().map { ($0.name, $0.value) })
+        XCTAssertEqual(results["blocks"], 3)
+        XCTAssertEqual(results["clock"], 128, "the frame clock is the frames before the block")
+        XCTAssertEqual(results["xruns"], 1, "the event arrived before the next block")
+
+        XCTAssertThrowsError(try LoadedPlugin(library: library, options: [("limit", "0")])) { error in
+            XCTAssertEqual(error as? PluginError, .optionRefused(path: library.path, plugin: "ClockReporter", reason: "limit must be positive"))
+            XCTAssertTrue((error as? PluginError)?.isUsageError ?? false, "exit status 2")
+        }
     }
 }

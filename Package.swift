@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        // libsoxr through pkg-config: sample-rate conversion for consumers that ask for a rate.
+        .systemLibrary(
+            name: "CSoxr",
+            pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]
+        ),
         // POSIX calls Swift cannot import as they are (thread names).
         .target(name: "CPosix"),
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
@@ -47,7 +53,7 @@ let package = Package(
         // a bit-exact sequence) and the child-process helper they use. Not part of the core.
         .target(name: "JackHostTesting", dependencies: ["JackHost", "CJack"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
-        .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSampleKernels", "CPosix"]),
+        .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSoxr", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
         .target(name: "CJackHostPlugin"),
         // For plugin authors: export a Swift consumer through the C interface in one line. Slim on

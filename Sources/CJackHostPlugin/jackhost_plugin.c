@@ -54,7 +54,9 @@ _Static_assert(offsetof(jackhost_plugin_descriptor_t, result_count) == 88, "vers
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, results) == 96, "descriptor.results moved");
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, create2) == 104, "descriptor.create2 moved");
 _Static_assert(offsetof(jackhost_plugin_descriptor_t, handle_event) == 112, "descriptor.handle_event moved");
-_Static_assert(sizeof(jackhost_plugin_descriptor_t) == 120, "descriptor size changed");
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, block_frames) == 120, "descriptor.block_frames moved");
+_Static_assert(offsetof(jackhost_plugin_descriptor_t, sample_rate) == 128, "descriptor.sample_rate moved");
+_Static_assert(sizeof(jackhost_plugin_descriptor_t) == 136, "descriptor size changed");
 
 _Static_assert(offsetof(jackhost_plugin_event_t, kind) == 4, "event.kind moved");
 _Static_assert(offsetof(jackhost_plugin_event_t, value) == 8, "event.value moved");

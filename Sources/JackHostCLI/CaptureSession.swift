@@ -31,10 +31,18 @@ final class CaptureSession {
         }
         let resultsWriter = try plan.resultsPath.map { path throws(UsageError) in try PluginResultsWriter(path: path, overwrite: plan.overwrite) }
         var plugins: [LoadedPlugin] = []
+        var shapes: [BlockShape] = []
         for specification in plan.pluginIsolation == .none ? plan.plugins : [] {
             do {
-                plugins.append(try LoadedPlugin.load(specification))
-            } catch {
+                // The host's own keys (block-frames, sample-rate, channels) come off first,
+                // unless the plugin declares options of those names.
+                let library = try PluginLibrary.open(path: specification.path)
+                let (own, shape) = try PluginShaping.split(specification, declared: library.options.map(\.name))
+                plugins.append(try LoadedPlugin(library: library, options: own.options))
+                shapes.append(shape)
+            } catch let error as UsageError {
+                throw error
+            } catch let error as PluginError {
                 // A missing file or a bad option is the user's mistake (status 2); a broken plugin is a failure (1).
                 if error.isUsageError { throw UsageError(error.description) }
                 throw error
@@ -103,7 +111,7 @@ final class CaptureSession {
             if let recorder { host.add(deferred: recorder, maximumBuffer: plan.maxBuffer) }
             if let stream { host.add(deferred: stream, maximumBuffer: plan.maxBuffer) }
         }
-        for plugin in plugins { host.add(plugin) }
+        for (plugin, shape) in zip(plugins, shapes) { try PluginShaping.add(plugin, to: host, userShape: shape) }
 
         // Isolated plugins start first, as their own clients on the same sources, so they hear
         // what the take hears from its first frame.

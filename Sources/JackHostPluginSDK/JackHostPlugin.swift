@@ -24,6 +24,13 @@ public protocol JackHostPlugin: AudioConsumer {
     static var options: [PluginOption] { get }
     /// The results the plugin publishes through ``PluginHost/result(_:)``. The default is none.
     static var results: [PluginResult] { get }
+    /// Blocks of exactly this many frames, rebuffered by the host (the last of a run may be
+    /// shorter), like `installTap(bufferSize:)`; nil (the default) takes JACK's periods.
+    /// Deferred plugins only.
+    static var blockFrames: Int? { get }
+    /// The sample rate to receive, converted by the host with libsoxr; nil (the default)
+    /// takes the server's rate. Deferred plugins only.
+    static var sampleRate: Double? { get }
 
     /// Creates an instance. `options` holds only declared options, each checked against
     /// its kind, with defaults filled in. Throw to refuse; the error's description is what
@@ -53,6 +60,12 @@ extension JackHostPlugin {
 
     /// No results.
     public static var results: [PluginResult] { [] }
+
+    /// JACK's periods as they come.
+    public static var blockFrames: Int? { nil }
+
+    /// The server's rate.
+    public static var sampleRate: Double? { nil }
 
     /// Ignores the host and calls ``init(options:)``.
     public init(options: PluginOptions, host: PluginHost) throws { try self.init(options: options) }

@@ -28,13 +28,18 @@ private let exportedDescriptors = Mutex<[ObjectIdentifier: UInt]>([:])
 final class ExportedPlugin {
     let options: [PluginOption]
     let results: [PluginResult]
+    let blockFrames: Int?
+    let sampleRate: Double?
     let make: (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
 
     private init(
-        options: [PluginOption], results: [PluginResult], make: @escaping (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
+        options: [PluginOption], results: [PluginResult], blockFrames: Int?, sampleRate: Double?,
+        make: @escaping (PluginOptions, PluginHost) throws -> ExportedInstance.Delivery
     ) {
         self.options = options
         self.results = results
+        self.blockFrames = blockFrames
+        self.sampleRate = sampleRate
         self.make = make
     }
 
@@ -48,7 +53,8 @@ final class ExportedPlugin {
     {
         let address = exportedDescriptors.withLock { built in
             if let address = built[ObjectIdentifier(type)] { return address }
-            let exported = ExportedPlugin(options: Plugin.options, results: Plugin.results, make: make)
+            let exported = ExportedPlugin(
+                options: Plugin.options, results: Plugin.results, blockFrames: Plugin.blockFrames, sampleRate: Plugin.sampleRate, make: make)
             let descriptor = buildDescriptor(name: Plugin.name, version: Plugin.version, mode: mode, exported: exported)
             built[ObjectIdentifier(type)] = UInt(bitPattern: descriptor)
             return UInt(bitPattern: descriptor)
@@ -94,7 +100,8 @@ final class ExportedPlugin {
                 finish: pluginFinish,
                 destroy: pluginDestroy,
                 result_count: UInt32(results.count), reserved_v2: 0, results: results.isEmpty ? nil : UnsafePointer(resultTable),
-                create2: pluginCreate2, handle_event: pluginHandleEvent))
+                create2: pluginCreate2, handle_event: pluginHandleEvent,
+                block_frames: UInt32(exported.blockFrames ?? 0), reserved_v2b: 0, sample_rate: exported.sampleRate ?? 0))
         return descriptor
     }
 }

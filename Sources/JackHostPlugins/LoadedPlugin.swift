@@ -57,6 +57,11 @@ public final class LoadedPlugin {
     /// consumer: there is one instance per loaded plugin.
     public func makeConsumer() -> PluginConsumer { consumer }
 
+    /// The block size the plugin asks for, or nil for JACK's periods.
+    public var preferredBlockFrames: Int? { library.preferredBlockFrames }
+    /// The sample rate the plugin asks for, or nil for the server's.
+    public var preferredSampleRate: Double? { library.preferredSampleRate }
+
     /// The latest value of every result the plugin has published (ABI 2), in declaration order.
     public func latestResults() -> [PublishedResult] { instance.services?.latestResults() ?? [] }
 

@@ -38,6 +38,11 @@ public final class PluginLibrary: @unchecked Sendable {
     public let options: [PluginOptionInfo]
     /// The results the plugin publishes, in its order (ABI 2; empty for a version 1 plugin).
     public let results: [PluginResultInfo]
+    /// The block size the plugin asks for (ABI 2 `block_frames`), or nil for JACK's periods.
+    public var preferredBlockFrames: Int? { fields.block_frames > 0 ? Int(fields.block_frames) : nil }
+    /// The sample rate the plugin asks for (ABI 2 `sample_rate`), or nil for the server's.
+    public var preferredSampleRate: Double? { fields.sample_rate > 0 ? fields.sample_rate : nil }
+
     /// Whether the plugin takes events (ABI 2 `handle_event`).
     public var handlesEvents: Bool { fields.handle_event != nil }
 
@@ -163,6 +168,15 @@ public final class PluginLibrary: @unchecked Sendable {
         if let missing = functions.first(where: { !$0.1 }) { throw invalid("\(missing.0) is NULL") }
         let options = try readOptions(fields, invalid: invalid)
         let results = try readResults(fields, invalid: invalid)
+        if fields.block_frames > 0 || fields.sample_rate != 0 {
+            guard mode == .deferred else {
+                throw invalid("block_frames and sample_rate need a deferred plugin (a real-time plugin gets JACK's blocks as they are)")
+            }
+            guard fields.block_frames <= 1_920_000 else { throw invalid("block_frames is \(fields.block_frames); at most 1920000") }
+            guard fields.sample_rate == 0 || (1000...768_000).contains(fields.sample_rate) else {
+                throw invalid("sample_rate is \(fields.sample_rate); use 0 or 1000 to 768000")
+            }
+        }
         return PluginLibrary(
             path: path, descriptor: descriptor, fields: fields, name: name, version: String(cString: versionPointer),
             mode: mode, options: options, results: results)
@@ -262,6 +276,12 @@ public final class PluginLibrary: @unchecked Sendable {
         ]
         if abiVersion >= 2 {
             lines.append("events:   \(handlesEvents ? "yes (handle_event)" : "no")")
+            if preferredBlockFrames != nil || preferredSampleRate != nil {
+                lines.append(
+                    "blocks:   "
+                        + [preferredBlockFrames.map { "\($0) frames" }, preferredSampleRate.map { "at \(Int($0)) Hz (converted)" }]
+                        .compactMap { $0 }.joined(separator: " "))
+            }
             lines.append(
                 results.isEmpty
                     ? "results:  none"

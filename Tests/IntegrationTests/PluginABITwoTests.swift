@@ -30,7 +30,14 @@ final class PluginABITwoTests: XCTestCase {
         typedef struct {
             const jackhost_host_t *host; FILE *out; long blocks; long events[8]; int wrong_thread;
             pthread_t process_thread; int have_thread;
+            long rate, channels, frames, first_size, odd_sizes, last_size;
         } v2_t;
+        #ifndef BLOCK_FRAMES
+        #define BLOCK_FRAMES 0
+        #endif
+        #ifndef RATE
+        #define RATE 0
+        #endif
         static void *create2(const jackhost_plugin_descriptor_t *d, const jackhost_plugin_key_value_t *pairs, uint32_t count,
                              const jackhost_host_t *host, int32_t *status, char *error, size_t capacity) {
             double gain = atof(jackhost_plugin_find_option(pairs, count, "gain"));
@@ -51,7 +58,12 @@ final class PluginABITwoTests: XCTestCase {
             p->out = fopen(jackhost_plugin_find_option(pairs, count, "output"), "w");
             return p;
         }
-        static int32_t prepare(void *i, const jackhost_plugin_format_t *f, char *e, size_t c) { return 0; }
+        static int32_t prepare(void *i, const jackhost_plugin_format_t *f, char *e, size_t c) {
+            v2_t *p = i;
+            p->rate = (long)f->sample_rate;
+            p->channels = f->channel_count;
+            return 0;
+        }
         static void note_thread(v2_t *p) {
             if (!p->have_thread) { p->process_thread = pthread_self(); p->have_thread = 1; }
             else if (!pthread_equal(p->process_thread, pthread_self())) p->wrong_thread = 1;
@@ -60,6 +72,10 @@ final class PluginABITwoTests: XCTestCase {
             v2_t *p = i;
             note_thread(p);
             p->blocks++;
+            p->frames += b->frame_count;
+            if (p->blocks == 1) p->first_size = b->frame_count;
+            else if (p->last_size != p->first_size) p->odd_sizes++;  /* only the last may differ */
+            p->last_size = b->frame_count;
             if (p->host) {
                 p->host->publish(p->host, 0, (double)p->blocks);
                 p->host->publish(p->host, 1, (double)p->host->frame_clock(p->host));
@@ -74,8 +90,9 @@ final class PluginABITwoTests: XCTestCase {
         }
         static void finish(void *i) {
             v2_t *p = i;
-            fprintf(p->out, "blocks %ld xrun %ld buffer_size %ld wrong_thread %d\\n", p->blocks,
-                    p->events[JACKHOST_PLUGIN_EVENT_XRUN], p->events[JACKHOST_PLUGIN_EVENT_BUFFER_SIZE], p->wrong_thread);
+            fprintf(p->out, "blocks %ld xrun %ld buffer_size %ld wrong_thread %d rate %ld channels %ld frames %ld first %ld odd %ld\\n",
+                    p->blocks, p->events[JACKHOST_PLUGIN_EVENT_XRUN], p->events[JACKHOST_PLUGIN_EVENT_BUFFER_SIZE], p->wrong_thread,
+                    p->rate, p->channels, p->frames, p->first_size, p->odd_sizes);
             fflush(p->out);
             if (p->host) p->host->log(p->host, JACKHOST_PLUGIN_LOG_WARNING, "finished");
         }
@@ -96,7 +113,7 @@ final class PluginABITwoTests: XCTestCase {
         #else
         static const jackhost_plugin_descriptor_t descriptor = {
             JACKHOST_PLUGIN_ABI_VERSION, sizeof(jackhost_plugin_descriptor_t), "VersionTwo", "2.0", MODE, 2, options, NULL,
-            create1, prepare, process, finish, destroy, 3, 0, results, create2, handle_event,
+            create1, prepare, process, finish, destroy, 3, 0, results, create2, handle_event, BLOCK_FRAMES, 0, RATE,
         };
         #endif
         const jackhost_plugin_descriptor_t *jackhost_plugin_descriptor(void) { return &descriptor; }
@@ -215,5 +232,38 @@ final class PluginABITwoTests: XCTestCase {
         let inspectTwo = try JackhostBinary.run(["plugin", "inspect", two])
         XCTAssertTrue(inspectTwo.stdout.contains("events:   yes"), inspectTwo.stdout)
         XCTAssertTrue(inspectTwo.stdout.contains("results:  blocks, clock.frames (frames), events.xrun"), inspectTwo.stdout)
+    }
+
+    /// A deferred plugin asks for 1000-frame blocks at 16 kHz in its descriptor; the user picks
+    /// channel 2 with the host's `channels` key. jackhost rebuffers and converts (libsoxr).
+    func testFixedSizeBlocksAChannelSubsetAndARate() throws {
+        let plugin = try build("VersionTwo", defines: ["MODE=JACKHOST_PLUGIN_MODE_DEFERRED", "BLOCK_FRAMES=1000", "RATE=16000"])
+        let inspect = try JackhostBinary.run(["plugin", "inspect", plugin])
+        XCTAssertTrue(inspect.stdout.contains("blocks:   1000 frames at 16000 Hz (converted)"), inspect.stdout)
+        let counts = file("shaped.txt")
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .tones(baseFrequency: 220, amplitude: 0.5))
+            defer { generator.stop() }
+            let result = try JackhostBinary.run([
+                "run", "--plugin", "\(plugin):output=\(counts),channels=2", "-s", server.name, "--connect", "jhgen:out_.*", "-d", "2",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let seen = try self.counts(counts)
+        XCTAssertEqual(seen["rate"], 16000, "prepare got the asked rate: \(seen)")
+        XCTAssertEqual(seen["channels"], 1, "one channel, as the user asked")
+        XCTAssertEqual(seen["first"], 1000)
+        XCTAssertEqual(seen["odd"], 0, "every block but the last is 1000 frames")
+        XCTAssertEqual(Double(seen["frames"] ?? 0), 32000, accuracy: 40, "2 s at 16 kHz, the resampler's tail included")
+    }
+
+    func testARealtimePluginCannotBeRebuffered() throws {
+        let plugin = try build("VersionTwo", defines: ["MODE=JACKHOST_PLUGIN_MODE_REALTIME"])
+        let result = try JackhostBinary.run(["run", "--plugin", "\(plugin):block-frames=1024", "-d", "1", "--embedded-server"])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("runs in the real-time thread, where blocks cannot be rebuffered"), result.stderr)
+        let bad = try JackhostBinary.run(["run", "--plugin", "\(plugin):channels=2-1", "-d", "1", "--embedded-server"])
+        XCTAssertEqual(bad.status, 2, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("channels=2-1 is not a channel list"), bad.stderr)
     }
 }

@@ -387,6 +387,22 @@ struct jackhost_plugin_descriptor_s {
      * handler is under the real-time rules. May be NULL.
      */
     void (*handle_event)(void *instance, const jackhost_plugin_event_t *event);
+
+    /**
+     * Blocks of exactly this many frames (the last of a run may be shorter),
+     * rebuffered by the host; 0 takes JACK's periods as they come. Deferred
+     * plugins only: a real-time plugin that asks is refused at load.
+     */
+    uint32_t block_frames;
+    /** Reserved; 0. */
+    uint32_t reserved_v2b;
+    /**
+     * The sample rate to receive, converted by the host with libsoxr (high
+     * quality); 0 takes the server's rate. prepare() gets this rate. Deferred
+     * plugins only. Users may override both, and pick channels, with the
+     * host's own option keys: PATH:block-frames=N,sample-rate=HZ,channels=1-2.
+     */
+    double sample_rate;
 };
 
 /** The type of the entry symbol, for hosts that look it up with dlsym. */

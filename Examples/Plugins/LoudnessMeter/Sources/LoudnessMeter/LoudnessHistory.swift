@@ -12,8 +12,8 @@ struct LoudnessHistory {
 
     /// The last 30 steps' mean squares, oldest first.
     private var recent: [Double] = []
-    /// Every momentary block's mean square, for gating at the end.
-    private(set) var momentaryBlocks: [Double] = []
+    /// Every momentary block, gated at the end (in constant memory: a histogram).
+    private(set) var blocks = IntegratedLoudness()
     /// The largest momentary and short-term loudness so far.
     private(set) var maxMomentary: Double?
     private(set) var maxShortTerm: Double?
@@ -22,7 +22,7 @@ struct LoudnessHistory {
     mutating func append(stepMeanSquare: Double) {
         recent.append(stepMeanSquare)
         if recent.count > Self.shortTermSteps { recent.removeFirst() }
-        if let block = mean(last: Self.momentarySteps) { momentaryBlocks.append(block) }
+        if let block = mean(last: Self.momentarySteps) { blocks.add(meanSquare: block) }
         maxMomentary = Self.larger(maxMomentary, momentary)
         maxShortTerm = Self.larger(maxShortTerm, shortTerm)
     }
@@ -35,15 +35,7 @@ struct LoudnessHistory {
     var hasMomentary: Bool { recent.count >= Self.momentarySteps }
 
     /// The gated integrated loudness in LUFS, or nil when no block passes the gates.
-    var integrated: Double? {
-        let absolute = momentaryBlocks.filter { (KWeighting.loudness(meanSquare: $0) ?? -.infinity) > -70 }
-        guard !absolute.isEmpty, let ungated = KWeighting.loudness(meanSquare: absolute.reduce(0, +) / Double(absolute.count)) else {
-            return nil
-        }
-        let relative = absolute.filter { (KWeighting.loudness(meanSquare: $0) ?? -.infinity) > ungated - 10 }
-        guard !relative.isEmpty else { return nil }
-        return KWeighting.loudness(meanSquare: relative.reduce(0, +) / Double(relative.count))
-    }
+    var integrated: Double? { blocks.value }
 
     private func mean(last count: Int) -> Double? {
         guard recent.count >= count else { return nil }

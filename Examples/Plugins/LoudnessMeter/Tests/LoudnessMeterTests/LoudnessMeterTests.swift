@@ -162,3 +162,38 @@ final class LoudnessMeterTests: XCTestCase {
         }
     }
 }
+
+/// The integrated loudness's histogram against the exact two-gate computation over every block.
+final class IntegratedLoudnessTests: XCTestCase {
+    /// BS.1770-4's gating, exactly, over a list of block mean squares.
+    private func exact(_ blocks: [Double]) -> Double? {
+        func lufs(_ meanSquare: Double) -> Double { -0.691 + 10 * log10(meanSquare) }
+        let absolute = blocks.filter { $0 > 0 && lufs($0) > -70 }
+        guard !absolute.isEmpty else { return nil }
+        let gate = lufs(absolute.reduce(0, +) / Double(absolute.count)) - 10
+        let relative = absolute.filter { lufs($0) > gate }
+        return relative.isEmpty ? nil : lufs(relative.reduce(0, +) / Double(relative.count))
+    }
+
+    func testAHistogramAgreesWithEveryBlockKept() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            // Programme-like material: loud passages, quiet ones, and silence.
+            let blocks = (0..<5000).map { _ -> Double in
+                let level = [-12.0, -25.0, -40.0, -90.0].randomElement(using: &generator)! + Double.random(in: -6...6, using: &generator)
+                return pow(10, (level + 0.691) / 10)
+            }
+            var histogram = IntegratedLoudness()
+            for block in blocks { histogram.add(meanSquare: block) }
+            XCTAssertEqual(try XCTUnwrap(histogram.value), try XCTUnwrap(exact(blocks)), accuracy: 0.05)
+        }
+    }
+
+    func testMemoryStaysConstantOverADayOfBlocks() {
+        var histogram = IntegratedLoudness()
+        let before = histogram.binsHeld
+        for index in 0..<864_000 { histogram.add(meanSquare: 0.01 + Double(index % 100) * 1e-4) }  // 24 h of 100 ms steps
+        XCTAssertEqual(histogram.binsHeld, before)
+        XCTAssertNotNil(histogram.value)
+    }
+}

@@ -49,7 +49,7 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring] [--calls N]
+                usage: kernel-bench [--rounds N] [--seconds S] [--only convert|ring|shape] [--calls N]
                   --rounds N   rounds per item; subject and peers alternate within each round (default 5)
                   --seconds S  time per measurement (default 0.2)
                   --calls N    call each conversion subject exactly N times (16384 samples a call) instead
@@ -459,8 +459,70 @@ func runRing(_ options: Options) {
     }
 }
 
+// MARK: - Block shaping
+
+/// Takes shaped blocks and does nothing with them but count frames (the consumer's own work
+/// is not what is measured).
+final class FrameCounter: DeferredAudioConsumer {
+    var frames = 0
+    var channels = 0
+    func prepare(format: StreamFormat) throws { channels = format.channelCount }
+    func consume(_ block: AudioBlock) { frames += block.frameCount }
+    func finish() {}
+}
+
+/// What a BlockShape costs on a deferred consumer's worker, per input sample, beside the
+/// memcpy of the same samples (what any deferred consumer's ring already pays): 64 channels
+/// of 256-frame blocks at 48 kHz in, shaped four ways.
+func runShape(_ options: Options) {
+    let channels = 64, frames = 256, rate = 48_000.0
+    let sources = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+    for channel in 0..<channels {
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        fillSignal(buffer, count: frames)
+        for index in 0..<frames { buffer[index] *= 0.5 }  // in range: a resampler's honest input
+        sources[channel] = UnsafePointer(buffer)
+    }
+    let block = AudioBlock(
+        buffers: AudioBufferListView(channels: sources, channelCount: channels, frameCount: frames),
+        timestamp: AudioTimestamp(frameTime: 0, microseconds: 0, sequence: 0, xrunSincePreviousCycle: false))
+    let destination = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+    let shapes: [(String, BlockShape)] = [
+        ("channels=1-2", BlockShape(channels: [0, 1])),
+        ("block-frames=1000", BlockShape(frames: 1000)),
+        ("sample-rate=16000", BlockShape(sampleRate: 16000)),
+        ("sample-rate=44100", BlockShape(sampleRate: 44100)),
+    ]
+    for (item, shape) in shapes {
+        let counter = FrameCounter()
+        let shaped = ShapedDeferredConsumer(counter, shape: shape)
+        do { try shaped.prepare(format: StreamFormat(sampleRate: rate, channelCount: channels)) } catch { fail("\(item): \(error)") }
+        // Correctness before timing: 1 s in gives the frames the shape promises (a partial block, and the
+        // resampler's filter delay, wait for more or for finish).
+        for _ in 0..<Int(rate) / frames { shaped.consume(block) }
+        let expected = Int((Double(Int(rate) / frames * frames) * (shape.sampleRate ?? rate) / rate))
+        if abs(counter.frames - expected) > max(shape.frames ?? 0, 2048) { fail("\(item): \(counter.frames) frames out, expected about \(expected)") }
+        for round in 0..<options.rounds {
+            let order = round % 2 == 0 ? ["jackhost", "memcpy"] : ["memcpy", "jackhost"]
+            for subject in order {
+                let calls: Double
+                if subject == "jackhost" {
+                    calls = callsPerSecond(seconds: options.seconds) { shaped.consume(block) }
+                } else {
+                    calls = callsPerSecond(seconds: options.seconds) {
+                        for channel in 0..<channels { (destination + channel * frames).update(from: sources[channel], count: frames) }
+                    }
+                }
+                emit("shape", item, subject, round, calls * Double(channels * frames), "samples/s")
+            }
+        }
+        shaped.finish()
+    }
+}
+
 // MARK: - Main
 
 let options = Options(CommandLine.arguments)
 if options.cases.contains("convert") { runConversion(options) }
 if options.cases.contains("ring") { runRing(options) }
+if options.cases.contains("shape") { runShape(options) }

@@ -22,11 +22,17 @@ enum PluginCommand {
         Usage: jackhost plugin inspect PATH
                jackhost plugin new NAME [--directory DIR] [--mode realtime|deferred]
 
-        inspect  print a plugin's name, version, ABI version, mode and options; creates no instance, but
-                 loading runs the library's constructors, so inspect only files you trust
+        inspect  print a plugin's name, version, ABI version (1 or 2), mode, options, and (ABI 2) its
+                 results, events and block shape; creates no instance, but loading runs the library's
+                 constructors, so inspect only files you trust
         new      write a ready-to-build plugin package NAME (SwiftPM, a .dynamic library)
 
-        Load plugins with `jackhost run --plugin PATH[:key=value,...]`. The plugin guide is docs/PLUGINS.md.
+        Load plugins with `jackhost run --plugin PATH[:key=value,...]`. Besides the plugin's own options,
+        the host takes block-frames=N, sample-rate=HZ and channels=LIST (e.g. 1-2) to shape the blocks
+        (a real-time plugin takes channels only). Beside --record a plugin runs in its own
+        process (--plugin-isolation process): a crash or hang is reported and the plugin restarted,
+        and the take is untouched (exit status 4 says a plugin failed). --results FILE writes what
+        plugins publish as JSON lines. The plugin guide is docs/PLUGINS.md.
 
         \(CommandTables.exitStatuses)
         """

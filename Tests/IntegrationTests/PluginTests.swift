@@ -225,7 +225,7 @@ final class PluginTests: XCTestCase {
             let result = try JackhostBinary.run(["plugin", "inspect", path])
             XCTAssertEqual(result.status, 0, result.stderr)
             for expected in [
-                "name:     \(entry.name)", "version:  1.0.0", "abi:      1", "mode:     \(entry.mode)",
+                "name:     \(entry.name)", "version:  1.0.0", "abi:      2", "mode:     \(entry.mode)",
                 "path:     \(path)",
             ] + entry.options {
                 XCTAssertTrue(result.stdout.contains(expected), "\(expected) in:\n\(result.stdout)")

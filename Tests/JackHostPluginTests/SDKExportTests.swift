@@ -96,6 +96,18 @@ private final class ClockReporter: RealtimePlugin {
     func finish() {}
 }
 
+/// A deferred plugin that asks for 1000-frame blocks at 16 kHz.
+private final class ShapedAsker: DeferredPlugin {
+    static let name = "ShapedAsker"
+    static let version = "1.0"
+    static let blockFrames: Int? = 1000
+    static let sampleRate: Double? = 16000
+    init(options: PluginOptions) throws {}
+    func prepare(format: StreamFormat) throws {}
+    func consume(_ block: AudioBlock) {}
+    func finish() {}
+}
+
 /// Exports Swift plugins with the SDK and loads the descriptors through the host's own
 /// checks and adapters, in one process: the whole C round trip without building a .so.
 final class SDKExportTests: XCTestCase {
@@ -245,5 +257,13 @@ final class SDKExportTests: XCTestCase {
             XCTAssertEqual(error as? PluginError, .optionRefused(path: library.path, plugin: "ClockReporter", reason: "limit must be positive"))
             XCTAssertTrue((error as? PluginError)?.isUsageError ?? false, "exit status 2")
         }
+    }
+
+    func testASwiftPluginAsksForItsBlocksInTheDescriptor() throws {
+        let pointer = exportPlugin(ShapedAsker.self).assumingMemoryBound(to: jackhost_plugin_descriptor_t.self)
+        let library = try PluginLibrary.validated(pointer, path: "<in-process ShapedAsker>")
+        XCTAssertEqual(library.preferredBlockFrames, 1000)
+        XCTAssertEqual(library.preferredSampleRate, 16000)
+        XCTAssertTrue(library.inspectionText.contains("blocks:   1000 frames at 16000 Hz (converted)"), library.inspectionText)
     }
 }

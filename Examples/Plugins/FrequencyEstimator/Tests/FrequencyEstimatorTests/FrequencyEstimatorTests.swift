@@ -109,7 +109,7 @@ final class FrequencyEstimatorTests: XCTestCase {
 
     func testExportedDescriptorDescribesThePlugin() {
         let descriptor = jackhostPluginDescriptor().assumingMemoryBound(to: UInt32.self)
-        XCTAssertEqual(descriptor[0], 1, "ABI version 1")
+        XCTAssertEqual(descriptor[0], 2, "ABI version 2")
         XCTAssertEqual(jackhostPluginDescriptor(), jackhostPluginDescriptor(), "the same descriptor every time")
     }
 }

@@ -58,9 +58,11 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
     private var bypassed = false
     /// Frames of the stream before the next block (real-time thread only): the frame clock.
     private var framesBefore = 0
-    private let services: PluginHostServices?
-    // Copied out of `instance`, like processFunction: the real-time path reads stored constants.
-    private let mailbox: PluginEventMailbox?
+    /// The frame clock's storage (nil for a version 1 plugin); `instance` keeps it alive.
+    private let frameClock: UnsafeMutablePointer<Atomic<Int>>?
+    // Copied out of `instance`, like processFunction: the real-time path reads stored constants,
+    // and reaches the mailbox unmanaged (`instance` keeps it alive).
+    private let mailbox: Unmanaged<PluginEventMailbox>?
     private let eventFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<jackhost_plugin_event_t>?) -> Void)?
 
     init(instance: PluginInstance) {
@@ -68,8 +70,8 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
         consumerName = instance.library.name
         processFunction = instance.processFunction
         handle = instance.handle
-        services = instance.services
-        mailbox = instance.mailbox
+        frameClock = instance.services?.frameClockStorage
+        mailbox = instance.mailbox.map { Unmanaged.passUnretained($0) }
         eventFunction = instance.eventFunction
     }
 
@@ -89,10 +91,13 @@ final class RealtimePluginConsumer: RealtimeAudioConsumer {
     func process(_ block: AudioBlock) {
         if bypassed { return }
         framesBefore &+= block.droppedFramesBefore
-        services?.setFrameClock(framesBefore)
+        frameClock?.pointee.store(framesBefore, ordering: .relaxed)
         var cBlock = makeBlock(block, structSize: blockSize)
         let start = Self.monotonicNanoseconds()
-        if let mailbox, let eventFunction { mailbox.deliver(to: eventFunction, instance: handle) }
+        if let eventFunction {
+            // Unmanaged and guaranteed: no retain or release on the real-time path.
+            mailbox?._withUnsafeGuaranteedRef { $0.deliver(to: eventFunction, instance: handle) }
+        }
         processFunction(handle, &cBlock)
         let elapsed = Self.monotonicNanoseconds() &- start
         framesBefore &+= block.frameCount

@@ -77,6 +77,10 @@ final class PluginHostServices: @unchecked Sendable {
         state.pointee.frameClock.pointee.store(frames, ordering: .relaxed)
     }
 
+    /// The frame clock's storage, for the real-time path: storing through it touches no
+    /// reference (valid as long as this object is).
+    var frameClockStorage: UnsafeMutablePointer<Atomic<Int>> { state.pointee.frameClock }
+
     /// The latest value of every result published so far, in declaration order.
     func latestResults() -> [PublishedResult] {
         results.enumerated().compactMap { index, info in

@@ -63,6 +63,18 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// Starts jackd and waits until it accepts clients.
     /// - Throws: ``JackError/serverStartFailed(reason:)`` when jackd is missing, exits, or is not ready in time.
     public func start(timeout: Double = 10) throws {
+        do {
+            try launch(timeout: timeout)
+        } catch JackError.serverStartFailed(let reason) where log.contains("Too many servers already active") {
+            // Killed servers with other names hold every registry slot: free the stale ones
+            // (servers no process runs any more) and try once more.
+            let freed = Self.reclaimStaleRegistrySlots()
+            guard freed > 0 else { throw JackError.serverStartFailed(reason: reason) }
+            try launch(timeout: timeout)
+        }
+    }
+
+    private func launch(timeout: Double) throws {
         guard process == nil else { return }
         guard let jackd = PrivateJACKServer.findExecutable("jackd") else {
             throw JackError.serverStartFailed(reason: "jackd is not installed; run scripts/setup or `apt-get install jackd2`")
@@ -115,8 +127,9 @@ public final class PrivateJACKServer: @unchecked Sendable {
         if process.isRunning {
             process.signal(SIGKILL)
             process.waitUntilExit()
+            // A killed jackd leaves its registry entry behind: free it now, not at the ninth start.
+            Self.reclaimRegistrySlot(name: name)
         }
-        // jackd leaves its shm registry entries behind when killed; its next start cleans them.
     }
 
     /// Kills the server with SIGKILL at once, as a crash would (for fault-injection tests).
@@ -135,8 +148,49 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// servers already active".
     public static func reclaimRegistrySlot(name: String) {
         let server = PrivateJACKServer(name: name, captureChannels: 1, playbackChannels: 1)
-        try? server.start(timeout: 5)
+        // launch, not start: a reclaim must never itself go reclaiming.
+        try? server.launch(timeout: 5)
         server.stop()
+    }
+
+    /// Frees the registry entries of servers no process runs any more (as `scripts/reclaim-jack-slots`
+    /// does); returns how many it freed. Names come from the registry itself ("jack-0:NAME:").
+    @discardableResult
+    public static func reclaimStaleRegistrySlots() -> Int {
+        guard let registry = FileManager.default.contents(atPath: "/dev/shm/jack-shm-registry") else { return 0 }
+        // Printable runs of the binary registry, as `strings` finds them.
+        var names: [String] = []
+        var run: [UInt8] = []
+        for byte in registry + [0] {
+            if (0x20..<0x7F).contains(byte) {
+                run.append(byte)
+                continue
+            }
+            let text = String(decoding: run, as: UTF8.self)
+            run.removeAll()
+            guard text.hasPrefix("jack-"), text.hasSuffix(":"), let colon = text.firstIndex(of: ":") else { continue }
+            let name = String(text[text.index(after: colon)..<text.index(before: text.endIndex)])
+            if !name.isEmpty { names.append(name) }
+        }
+        let running = runningServerNames()
+        var freed = 0
+        for name in names where !running.contains(name) {
+            reclaimRegistrySlot(name: name)
+            freed += 1
+        }
+        return freed
+    }
+
+    /// The `-n NAME` of every jackd process on the machine.
+    private static func runningServerNames() -> Set<String> {
+        var names: Set<String> = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+            guard let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard words.contains(where: { $0.hasSuffix("jackd") }), let flag = words.firstIndex(of: "-n"), flag + 1 < words.count else { continue }
+            names.insert(words[flag + 1])
+        }
+        return names
     }
 
     /// Whether a server with this name (nil: the default) accepts clients right now.

@@ -260,7 +260,11 @@ final class TrustworthyTakeTests: XCTestCase {
             let name = PrivateJACKServer.uniqueName(prefix: "jhtest-wait")
             let server = PrivateJACKServer(name: name, captureChannels: 2, synchronous: true)
             try server.start()
-            defer { server.stop() }
+            defer {
+                server.stop()
+                // The crash below leaves the server's registry slot behind.
+                PrivateJACKServer.reclaimRegistrySlot(name: name)
+            }
             let generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
             let take = path("lost.wav")
             let child = try JackhostBinary.start(

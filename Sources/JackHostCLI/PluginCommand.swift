@@ -216,8 +216,10 @@ enum PluginTemplate {
         import Glibc  // log10; the plugin imports no Foundation, so it links none
         import JackHostPluginSDK
 
-        /// A real-time JackHost plugin. As generated, it measures the RMS level of every input and
-        /// writes one line per channel at the end of the run: `\#(name) in_1 rms -3.01 dBFS`.
+        /// A real-time JackHost plugin. As generated, it measures the RMS level of every input,
+        /// publishes the loudest channel's as the result `rms.max` (jackhost shows it in the meter
+        /// and the summary, and writes it with `--results FILE`), and writes one line per channel
+        /// at the end of the run: `\#(name) in_1 rms -3.01 dBFS`.
         public final class \#(name): RealtimePlugin {
             /// The name jackhost shows.
             public static let name = "\#(name)"
@@ -225,16 +227,24 @@ enum PluginTemplate {
             public static let version = "0.1.0"
             /// Options users give as `--plugin lib\#(name).so:output=PATH`.
             public static let options: [PluginOption] = [.output]
+            /// The values this plugin publishes while it runs.
+            public static let results = [PluginResult("rms.max", unit: "dBFS", help: "the loudest channel's RMS so far")]
 
             private let output: PluginOutput
+            private let loudest: PluginResultHandle
             /// Per-channel sums of squares, allocated in prepare(): process() must never allocate.
             private var sums = UnsafeMutableBufferPointer<Double>(start: nil, count: 0)
             private var frames = 0
 
-            /// Reads the options. Throw to refuse them: the message reaches the user.
-            public init(options: PluginOptions) throws {
+            /// Reads the options and takes the host's services. Throw to refuse the options: the
+            /// message reaches the user (throw PluginUsageError when the user's value is at fault).
+            public init(options: PluginOptions, host: PluginHost) throws {
                 output = try PluginOutput(path: options.string("output"))
+                loudest = host.result("rms.max")
             }
+
+            /// Without a host (tests, embedding): results go nowhere.
+            public convenience init(options: PluginOptions) throws { try self.init(options: options, host: .none) }
 
             deinit { sums.deallocate() }
 
@@ -255,6 +265,9 @@ enum PluginTemplate {
                     sums[channel] += sum
                 }
                 frames += block.frameCount
+                var largest = 0.0
+                for channel in 0..<sums.count { largest = max(largest, sums[channel]) }
+                if frames > 0 && largest > 0 { loudest.publish(20 * log10((largest / Double(frames)).squareRoot())) }  // one atomic store
             }
 
             /// Ordinary thread, after the last block: report.

@@ -294,6 +294,11 @@ final class PluginTests: XCTestCase {
                     "--connect", "jhgen:out_.*", "-d", "1",
                 ])
                 XCTAssertEqual(result.status, 0, result.stderr)
+                if mode == "realtime" {
+                    // The real-time template publishes its loudest RMS as a result (plugin ABI 2).
+                    XCTAssertTrue(result.stdout.contains("results \(name): rms.max -3."), "the summary shows it: \(result.stdout)")
+                    XCTAssertTrue(inspected.stdout.contains("results:  rms.max (dBFS)"), inspected.stdout)
+                }
             }
             let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
             XCTAssertEqual(lines.count, 2, "\(lines)")

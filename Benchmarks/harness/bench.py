@@ -104,7 +104,7 @@ class Bench:
 
     def start_server(self, period, channels, playback=2, realtime=False):
         """A private dummy jackd. realtime=True runs it with `-R` (SCHED_FIFO at jackd's default
-        priority, 10), and its clients' process threads just below: what a real setup does."""
+        priority, 10, and its clients' process threads at 5): what a real setup does."""
         self.server_serial += 1
         name = f"{self.args.server_prefix}{self.server_serial}"
         log = open(self.work / f"{name}.log", "w")
@@ -1027,7 +1027,8 @@ def case_isolation(b: Bench):
              "per channel in the process callback), with `--plugin-isolation none` (the plugin in jackhost's own "
              "process and callback) against `--plugin-isolation process` (jackhost spawns a child `jackhost run "
              "--plugin ... --plugin-isolation none --supervisor-fd 3`, its own JACK client on the same sources), and "
-             "`--record` alone as the baseline. A `jackd -R` dummy server (SCHED_FIFO, priority 10), 48 kHz, "
+             "`--record` alone as the baseline. A `jackd -R` dummy server (SCHED_FIFO priority 10; the clients' "
+             "process threads, the isolated child's included, run SCHED_FIFO at 5), 48 kHz, "
              f"{period}-frame periods, fed by `jackhost signal --kind sequence`; subjects alternate, the order "
              "reversed every other round.\n",
              f"CPU = user+sys from /proc/PID/stat, summed over jackhost and every descendant (the isolated "

@@ -102,12 +102,14 @@ class Bench:
     # ------------------------------------------------------------------------------------
     # Servers
 
-    def start_server(self, period, channels, playback=2):
+    def start_server(self, period, channels, playback=2, realtime=False):
+        """A private dummy jackd. realtime=True runs it with `-R` (SCHED_FIFO at jackd's default
+        priority, 10, and its clients' process threads at 5): what a real setup does."""
         self.server_serial += 1
         name = f"{self.args.server_prefix}{self.server_serial}"
         log = open(self.work / f"{name}.log", "w")
-        cmd = ["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE), "-p", str(period),
-               "-C", str(channels), "-P", str(playback)]
+        cmd = ["jackd", "-n", name, "-R" if realtime else "--no-realtime", "-d", "dummy", "-r", str(RATE),
+               "-p", str(period), "-C", str(channels), "-P", str(playback)]
         proc = self.procs.start(cmd, kind="jackd", env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -936,6 +938,286 @@ def case_stall(b: Bench):
               "jack_capture " + str(lost.get("jack_capture")), "-", "jackhost 0, never more than jack_capture", verdict)
     b.details.append("\n".join(lines) + "\n")
 
+# ----------------------------------------------------------------------------------------
+# Case 8: what plugin isolation costs per cycle (issue 14): a recording beside the CPeak
+# example plugin in jackhost's process, against the same plugin in its own process
+
+def process_tree(root):
+    """root and every live descendant, from the ppid field of /proc/*/stat."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parents.setdefault(int(text.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    tree, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        tree.append(pid)
+        pending += parents.get(pid, [])
+    return tree
+
+
+def process_usage(pid):
+    """(user+sys ticks of the process, user+sys ticks of its reaped children, context switches of its
+    live threads (voluntary and involuntary), nanoseconds on a CPU of its live threads from
+    /proc/PID/task/TID/schedstat), or None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        switches = 0
+        runtime = 0
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                    switches += int(line.split()[1])
+            try:
+                runtime += int((task / "schedstat").read_text().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+    except OSError:
+        return None
+    # fields[0] is the state (field 3 of stat): utime, stime, cutime, cstime are fields 14-17.
+    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]), switches, runtime
+
+
+def tree_usage(root):
+    """{pid: process_usage} over root's process tree, and the time it was taken."""
+    usage = {}
+    for pid in process_tree(root):
+        sample = process_usage(pid)
+        if sample is not None:
+            usage[pid] = sample
+    return usage, time.monotonic()
+
+
+def usage_delta(first, second, root):
+    """CPU seconds and context switches of root's tree between two tree_usage samples. A process
+    that appeared in between counts from its start; one that was reaped in between shows up in
+    root's children's time (and the delta is flagged: it then also counts the time before `first`)."""
+    (a, ta), (z, tz) = first, second
+    hz = os.sysconf("SC_CLK_TCK")
+    none = (0, 0, 0, 0)
+    ticks = sum(z[pid][0] - a.get(pid, none)[0] for pid in z)
+    ticks += z[root][1] - a[root][1] if root in a and root in z else 0
+    switches = sum(z[pid][2] - a.get(pid, none)[2] for pid in z)
+    runtime = sum(z[pid][3] - a.get(pid, none)[3] for pid in z)
+    return ticks / hz, switches, tz - ta, set(a) != set(z), len(z), runtime / 1e9
+
+
+def case_isolation(b: Bench):
+    if not b.args.cpeak:
+        b.row("8. Plugin isolation", "cost per cycle", "libCPeak.so not built", "-", "-", "(info)", "FAIL")
+        return
+    period = 256
+    cycle_us = period / RATE * 1e6
+    # (channels, seconds per run, rounds): every subject runs once per round, the order reversed every other round.
+    plan = [(64, 4, 1), (2, 4, 1)] if b.quick else [(64, 25, 2), (2, 20, 1)]
+    warm = 1.5 if b.quick else 5.0   # the window starts after start-up (the child, the connections) ...
+    tail = 1.0                       # ... and ends before the take's own end
+    subjects = {
+        "record only": [],
+        "in-process": ["--plugin-isolation", "none"],
+        "isolated": ["--plugin-isolation", "process"],
+    }
+    lines = ["### 8. Plugin isolation: cost per cycle\n",
+             "`jackhost run --record take.wav` beside the CPeak example plugin (C, real-time: a peak and clip count "
+             "per channel in the process callback), with `--plugin-isolation none` (the plugin in jackhost's own "
+             "process and callback) against `--plugin-isolation process` (jackhost spawns a child `jackhost run "
+             "--plugin ... --plugin-isolation none --supervisor-fd 3`, its own JACK client on the same sources), and "
+             "`--record` alone as the baseline. A `jackd -R` dummy server (SCHED_FIFO priority 10; the clients' "
+             "process threads, the isolated child's included, run SCHED_FIFO at 5), 48 kHz, "
+             f"{period}-frame periods, fed by `jackhost signal --kind sequence`; subjects alternate, the order "
+             "reversed every other round.\n",
+             f"CPU = user+sys from /proc/PID/stat, summed over jackhost and every descendant (the isolated "
+             f"plugin's child), sampled {warm:g} s after the start and {tail:g} s before the end of the take, so "
+             "start-up and teardown are left out; per cycle = CPU / (window x 48000 / 256). /proc/PID/stat counts in "
+             "10 ms ticks (about 3 us per cycle over a 19 s window); the schedstat column is the same window from "
+             "/proc/PID/task/TID/schedstat (nanoseconds on a CPU, live threads only), as a cross-check. Context switches: "
+             "voluntary + involuntary over every thread of those processes, per second of the window. jackd's own CPU "
+             "over the same window is shown apart: a second client makes the server wake one more process each "
+             "cycle (from its schedstat). Whole run = wait4() user+sys of jackhost including its reaped children (start-up included) per "
+             "cycle of the take. DSP load: jack2's `jack_cpu_load`, read by an inactive client and averaged over the "
+             "window. A run counts only if it exited 0, its take holds exactly duration x 48000 frames with no "
+             "dropped frames, and the plugin wrote its per-channel report.\n",
+             "| channels | round | subject | exit | frames in file | dropped | xruns | processes | CPU us/cycle | "
+             "schedstat us/cycle | jackd us/cycle | whole run us/cycle | switches/s | DSP load % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    try:
+        import jack  # noqa: F401  (the Python JACK client: only for jack_cpu_load)
+    except ImportError:
+        jack = None
+    for channels, seconds, rounds in plan:
+        b.log(f"case 8: isolation cost, {channels} channels, {rounds} round(s) of {seconds} s per subject")
+        expected = seconds * RATE
+        server = b.start_server(period, 2, realtime=True)
+        generator = None
+        loader = None
+        per_cycle = {name: [] for name in subjects}
+        per_cycle_precise = {name: [] for name in subjects}
+        jackd_cycle = {name: [] for name in subjects}
+        switches = {name: [] for name in subjects}
+        good_runs = {name: 0 for name in subjects}
+        xrun_counts = {name: [] for name in subjects}
+        dsp_loads = {name: [] for name in subjects}
+        gen_log = None
+        try:
+            gen_log = open(b.work / f"iso-gen-{channels}.log", "w")
+            generator = b.procs.start(b.jackhost("signal", "-s", server[0], "-n", "jhb_isogen", "-c", str(channels),
+                                                 "--kind", "sequence"), env=b.env, stdout=gen_log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and generator.poll() is None:
+                ports = subprocess.run(["jack_lsp", "-s", server[0], f"jhb_isogen:out_{channels}"], env=b.env,
+                                       capture_output=True, text=True).stdout
+                if f"jhb_isogen:out_{channels}" in ports:
+                    break
+                time.sleep(0.05)
+            else:
+                raise RuntimeError("the generator did not come up")
+            if jack is not None:
+                try:
+                    loader = jack.Client("jhb_isoload", servername=server[0], no_start_server=True)
+                except Exception as error:  # DSP load is supporting data only
+                    b.log(f"case 8: no DSP load ({error!r})")
+            for r in range(rounds):
+                for name in b.alternate(r, list(subjects)):
+                    tag = f"iso-{channels}-{name.split()[0]}-{r}"
+                    wav = b.work / f"{tag}.wav"
+                    report = b.work / f"{tag}.cpeak"
+                    wav.unlink(missing_ok=True)
+                    report.unlink(missing_ok=True)
+                    cmd = b.jackhost("run", "--record", wav, "--overwrite", "-s", server[0], "-n", "jhb_iso",
+                                     "-c", str(channels), "--connect", "jhb_isogen:out_.*", "--duration", str(seconds))
+                    if subjects[name]:
+                        cmd += subjects[name] + ["--plugin", f"{b.args.cpeak}:output={report}"]
+                    out_path, err_path = b.work / f"{tag}.out", b.work / f"{tag}.err"
+                    with open(out_path, "w") as out, open(err_path, "w") as err:
+                        proc = b.procs.start(cmd, env=b.jackhost_env(), stdout=out, stderr=err)
+                        started = time.monotonic()
+                        first = second = jackd_first = jackd_second = None
+                        loads = []
+                        # wait4, not poll(): its rusage holds jackhost's CPU with its reaped children's.
+                        reaped = 0
+                        while time.monotonic() < started + seconds + 60:
+                            reaped, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+                            if reaped:
+                                break
+                            now = time.monotonic() - started
+                            if first is None and now >= warm:
+                                first, jackd_first = tree_usage(proc.pid), process_usage(server[1].pid)
+                            elif first is not None and second is None and now >= seconds - tail:
+                                second, jackd_second = tree_usage(proc.pid), process_usage(server[1].pid)
+                            elif first is not None and second is None and loader is not None:
+                                try:
+                                    loads.append(loader.cpu_load())
+                                except Exception:
+                                    pass
+                            time.sleep(0.1 if first is None or second is not None else 0.25)
+                        if not reaped:
+                            proc.kill()
+                            _, status, rusage = os.wait4(proc.pid, 0)
+                        proc.returncode = os.waitstatus_to_exitcode(status)
+                        b.procs.reaped(proc)
+                    code = proc.returncode
+                    text = out_path.read_text(errors="replace")
+                    frames = sndfile_frames(wav) if wav.exists() else None
+                    wav.unlink(missing_ok=True)
+                    m = re.search(r"silence inserted for (\d+) dropped frames; xruns (\d+)", text)
+                    dropped, xruns = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+                    plugin_ok = True
+                    if subjects[name]:
+                        plugin_ok = report.exists() and len(re.findall(r"^peak in_", report.read_text(errors="replace"),
+                                                                        re.M)) == channels
+                    good = code == 0 and frames == expected and dropped == 0 and plugin_ok
+                    cpu = precise = jd = sw = load = None
+                    processes = "-"
+                    if first and second and good:
+                        seconds_cpu, count, window, changed, processes, runtime = usage_delta(first, second, proc.pid)
+                        cycles = window * RATE / period
+                        cpu = seconds_cpu * 1e6 / cycles
+                        precise = runtime * 1e6 / cycles
+                        sw = count / window
+                        if jackd_first and jackd_second:
+                            jd = (jackd_second[3] - jackd_first[3]) / 1e9 * 1e6 / cycles
+                        if changed:
+                            processes = f"{processes} (changed)"
+                        load = statistics.mean(loads) if loads else None
+                        per_cycle[name].append(cpu)
+                        per_cycle_precise[name].append(precise)
+                        jackd_cycle[name].append(jd)
+                        switches[name].append(sw)
+                        dsp_loads[name].append(load)
+                        good_runs[name] += 1
+                    xrun_counts[name].append(xruns)
+                    whole = (rusage.ru_utime + rusage.ru_stime) * 1e6 / (expected / period)
+                    lines.append(f"| {channels} | {r + 1} | {name} | {code} | {frames} | {dropped} | {xruns} | "
+                                 f"{processes} | {fmt(cpu)} | {fmt(precise)} | {fmt(jd)} | {fmt(whole)} | {fmt(sw)} | "
+                                 f"{fmt(load)} |" +
+                                 ("" if good else f" **not counted: {'no plugin report' if not plugin_ok else 'bad take'}**"))
+                    report.unlink(missing_ok=True)
+        finally:
+            if loader is not None:
+                try:
+                    loader.close()
+                except Exception:
+                    pass
+            if generator is not None:
+                b.procs.stop(generator, grace=5.0)
+            if gen_log is not None:
+                gen_log.close()
+            b.stop_server(server)
+        median = {name: b.median(values) for name, values in per_cycle.items()}
+        median_sw = {name: b.median(values) for name, values in switches.items()}
+        median_precise = {name: b.median(values) for name, values in per_cycle_precise.items()}
+        median_jd = {name: b.median(values) for name, values in jackd_cycle.items()}
+        median_load = {name: b.median(values) for name, values in dsp_loads.items()}
+        complete = all(good_runs[name] == rounds for name in subjects)
+        verdict = "-" if complete else "FAIL"
+        case = f"8. Plugin isolation, {channels} ch x {period}, record + CPeak"
+
+        def ratio(x, y):
+            return f"{x / y:.2f}" if x and y else "n/a"
+        b.row(case, "CPU per cycle (jackhost + child), isolated vs in-process",
+              f"isolated {fmt(median['isolated'])} us", f"in-process {fmt(median['in-process'])} us",
+              ratio(median["isolated"], median["in-process"]), "(info)", verdict)
+        b.row(case, "the same from schedstat (ns, cross-check), isolated vs in-process",
+              f"isolated {fmt(median_precise['isolated'])} us", f"in-process {fmt(median_precise['in-process'])} us",
+              ratio(median_precise["isolated"], median_precise["in-process"]), "(info)", verdict)
+        b.row(case, "CPU per cycle, in-process plugin vs record only",
+              f"in-process {fmt(median['in-process'])} us", f"record only {fmt(median['record only'])} us",
+              ratio(median["in-process"], median["record only"]), "(info)", verdict)
+        b.row(case, "CPU per cycle, isolated plugin vs record only",
+              f"isolated {fmt(median['isolated'])} us", f"record only {fmt(median['record only'])} us",
+              ratio(median["isolated"], median["record only"]), "(info)", verdict)
+        b.row(case, "context switches/s (jackhost + child), isolated vs in-process",
+              f"isolated {fmt(median_sw['isolated'])}", f"in-process {fmt(median_sw['in-process'])}",
+              ratio(median_sw["isolated"], median_sw["in-process"]), "(info)", verdict)
+        if median_jd["isolated"] and median_jd["in-process"]:
+            b.row(case, "jackd CPU per cycle, isolated vs in-process",
+                  f"isolated {fmt(median_jd['isolated'])} us", f"in-process {fmt(median_jd['in-process'])} us",
+                  ratio(median_jd["isolated"], median_jd["in-process"]), "(info)", verdict)
+            # The whole machine's share: jackhost, its child and the server, all from schedstat.
+            total = {name: (median_precise[name] + median_jd[name]) if median_precise[name] and median_jd[name] else None
+                     for name in subjects}
+            b.row(case, "jackhost + child + jackd (schedstat), isolated vs in-process",
+                  f"isolated {fmt(total['isolated'])} us", f"in-process {fmt(total['in-process'])} us",
+                  ratio(total["isolated"], total["in-process"]), "(info)", verdict)
+        b.row(case, "xruns, all runs (recording's count)",
+              "isolated " + "+".join(str(x) for x in xrun_counts["isolated"]),
+              "in-process " + "+".join(str(x) for x in xrun_counts["in-process"]) + "; record only " +
+              "+".join(str(x) for x in xrun_counts["record only"]), "-", "(info)", verdict)
+        lines.append("")
+        lines.append(f"{channels} channels, medians (period {cycle_us:.0f} us): record only "
+                     f"{fmt(median['record only'])} us/cycle, in-process {fmt(median['in-process'])}, isolated "
+                     f"{fmt(median['isolated'])}; isolated / in-process = {ratio(median['isolated'], median['in-process'])}, "
+                     f"(isolated - in-process) = {fmt(median['isolated'] - median['in-process']) if median['isolated'] and median['in-process'] else 'n/a'} "
+                     f"us per cycle. DSP load (median %): record only {fmt(median_load['record only'])}, in-process "
+                     f"{fmt(median_load['in-process'])}, isolated {fmt(median_load['isolated'])}.\n")
+    b.details.append("\n".join(lines) + "\n")
+
+
 def case_rtsan(b: Bench):
     if not b.args.jackhost_rtsan:
         b.row("7. RT-thread allocations/locks (RTSan)", "reports", "not built", "-", "-", "0", "FAIL")
@@ -1034,7 +1316,7 @@ def write_report(b: Bench, path: Path, elapsed):
         "# Benchmarks\n",
         "Generated by `scripts/bench`; do not edit by hand (the findings section comes from "
         "`Benchmarks/FINDINGS.md`).\n",
-        f"- Reproduce: `{command}` from the repository root (full run under 10 minutes; `--quick` under 1 minute, "
+        f"- Reproduce: `{command}` from the repository root (full run under 15 minutes; `--quick` a minute or two, "
         "fewer rounds and shorter runs, for checking that everything works).",
         f"- Date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
         f"run took {elapsed:.0f} s; mode: {'quick' if b.quick else 'full'}, {b.args.rounds} rounds.",
@@ -1064,7 +1346,7 @@ def write_report(b: Bench, path: Path, elapsed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,sync,fwrec,rtsan")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,sync,fwrec,rtsan,isolation")
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
@@ -1080,12 +1362,14 @@ def main():
     parser.add_argument("--close-shim", required=True)
     parser.add_argument("--stall-shim", required=True, help="stall_write_shim.so, for case 5c's stalling disk")
     parser.add_argument("--cycle-shim", required=True, help="cycle_clock_shim.so, for case 1's steady-state rate")
+    parser.add_argument("--cpeak", default="", help="libCPeak.so (scripts/build-examples), for case 8's plugin")
     args = parser.parse_args()
     Path(args.shm).mkdir(parents=True, exist_ok=True)
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
     cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
-             ("recording", case_recording), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan)]
+             ("recording", case_recording), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan),
+             ("isolation", case_isolation)]
     only = set(filter(None, args.only.split(",")))
     for name, function in cases:
         if only and name not in only:

@@ -373,11 +373,7 @@ final class IsolatedPlugin: @unchecked Sendable {
 
     private func report(_ line: String) { printError("plugin \(line)") }
 
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    private static func now() -> Double { monotonicSeconds() }
 }
 
 /// A semaphore with a timeout in seconds (Dispatch's, behind a small name).

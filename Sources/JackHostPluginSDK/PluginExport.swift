@@ -205,30 +205,14 @@ final class ExportedInstance {
 
 // MARK: The C functions in every exported descriptor
 
-/// `create`: checks options against the declarations, then runs the plugin's `init(options:)`.
+/// `create`: checks options against the declarations, then runs the plugin's `init(options:host:)`
+/// with a host that offers nothing (``PluginHost/none``); `create2` with no host and no status.
 private func pluginCreate(
     _ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>?,
     _ pairs: UnsafePointer<jackhost_plugin_key_value_t>?, _ pairCount: UInt32,
     _ errorBuffer: UnsafeMutablePointer<CChar>?, _ capacity: Int
 ) -> UnsafeMutableRawPointer? {
-    guard let data = descriptor?.pointee.plugin_data else {
-        writeError("the host passed no descriptor to create()", to: errorBuffer, capacity: capacity)
-        return nil
-    }
-    let exported = Unmanaged<ExportedPlugin>.fromOpaque(data).takeUnretainedValue()
-    var given: [String: String] = [:]
-    for index in 0..<Int(pairCount) {
-        guard let pair = pairs?[index], let key = pair.key, let value = pair.value else { continue }
-        given[String(cString: key)] = String(cString: value)
-    }
-    do {
-        let options = try PluginOptions(given, declaredBy: exported.options)
-        let instance = ExportedInstance(delivery: try exported.make(options, .none))
-        return Unmanaged.passRetained(instance).toOpaque()
-    } catch {
-        writeError(String(describing: error), to: errorBuffer, capacity: capacity)
-        return nil
-    }
+    pluginCreate2(descriptor, pairs, pairCount, nil, nil, errorBuffer, capacity)
 }
 
 /// `create2` (ABI 2): like `create`, with the host's services, and a status that tells the
@@ -242,7 +226,7 @@ private func pluginCreate2(
 ) -> UnsafeMutableRawPointer? {
     status?.pointee = JACKHOST_PLUGIN_FAILED
     guard let data = descriptor?.pointee.plugin_data else {
-        writeError("the host passed no descriptor to create2()", to: errorBuffer, capacity: capacity)
+        writeError("the host passed no descriptor to create()", to: errorBuffer, capacity: capacity)
         return nil
     }
     let exported = Unmanaged<ExportedPlugin>.fromOpaque(data).takeUnretainedValue()

@@ -35,6 +35,18 @@ let package = Package(
             pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
         ),
+        // libmicrohttpd through pkg-config: the HTTP server of the `--http` live view.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // FFTW (single precision) through pkg-config: the live view's spectrum.
+        .systemLibrary(
+            name: "CFFTW",
+            pkgConfig: "fftw3f",
+            providers: [.apt(["libfftw3-dev"])]
+        ),
         // POSIX calls Swift cannot import as they are (thread names).
         .target(name: "CPosix"),
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
@@ -64,7 +76,9 @@ let package = Package(
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
         // The command-line front end: argument parsing and the subcommands' wiring.
-        .target(name: "JackHostCLI", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSignals", "CPosix"]),
+        .target(
+            name: "JackHostCLI",
+            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSignals", "CPosix", "CMicroHTTPD", "CFFTW"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),

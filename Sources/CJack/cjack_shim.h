@@ -38,6 +38,13 @@ static inline void cjack_rt_exit(void) {
     if (__rtsan_realtime_exit) __rtsan_realtime_exit();
 }
 
+/// Real-time safe: whether transport rolls. Why in C: comparing the imported
+/// `jack_transport_state_t` in Swift asks the runtime for the enum's metadata
+/// (swift_getForeignTypeMetadata), which RealtimeSanitizer flags in the callback.
+static inline int cjack_transport_rolling(jack_client_t *client) {
+    return jack_transport_query(client, NULL) == JackTransportRolling;
+}
+
 /// Why: tells tests and `jackhost --version` whether this binary was linked
 /// with RealtimeSanitizer, which Swift cannot ask of a weak symbol directly.
 static inline int cjack_rt_sanitizer_linked(void) {

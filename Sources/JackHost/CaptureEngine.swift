@@ -139,7 +139,9 @@ final class CaptureEngine: @unchecked Sendable {
         let xrunTotal = xruns.load(ordering: .relaxed)
         let timestamp = AudioTimestamp(
             frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
-            xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0)
+            xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0,
+            transportRolling: JackClient.transportRolling(of: clientHandle),
+            freewheeling: freewheeling.load(ordering: .relaxed))
         xrunsReported = xrunTotal
         sequence &+= 1
         // With a frame limit, the last cycle is cut to the exact frame and later ones are skipped.

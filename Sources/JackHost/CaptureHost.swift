@@ -34,6 +34,8 @@ public final class CaptureHost: @unchecked Sendable {
     private var ledger = CaptureLedger(consumerNames: [])
     private var supervisor: SessionSupervisor?
     private var started = false
+    /// Set once ``start()`` has made its initial connections (``waitForInitialWiring(timeout:)``).
+    private let initialWiringMade = Atomic<Bool>(false)
     /// The handler set before start, handed to the supervisor when it starts.
     private let pendingHandler = Mutex<(@Sendable (AudioSessionEvent) -> Void)?>(nil)
 
@@ -110,6 +112,7 @@ public final class CaptureHost: @unchecked Sendable {
         for (source, input) in zip(sources, inputs) {
             do { try live.client.connect(source, to: input) } catch { ledger.record([error]) }
         }
+        initialWiringMade.store(true, ordering: .releasing)
         var keeper = ConnectionKeeper(restoreTimeout: configuration.restoreTimeout)
         keeper.remember(live.client, inputs: inputs)
         let supervisor = SessionSupervisor(factory: factory, keeper: keeper)
@@ -117,6 +120,27 @@ public final class CaptureHost: @unchecked Sendable {
         self.supervisor = supervisor
         started = true
         supervisor.start(live)
+    }
+
+    /// Waits until ``start()`` has made the initial connections, for at most `timeout` seconds.
+    ///
+    /// Audio reaches deferred consumers as soon as the client is active, while ``start()`` is
+    /// still connecting the inputs one by one. A consumer that describes its inputs when the
+    /// first block arrives (a recorder naming channel files after their sources, a sidecar
+    /// listing connections) waits here first, so it sees the wiring that was asked for rather
+    /// than the part of it made so far. Call it from a consumer's thread, never from the one
+    /// that calls ``start()``.
+    /// - Returns: Whether the initial connections were made in time.
+    @discardableResult
+    public func waitForInitialWiring(timeout: Double) -> Bool {
+        // Millisecond polls: this waits once per segment, for as long as a few jack_connect calls take.
+        var polls = Int(max(0, min(timeout, 3600)) * 1000)
+        while !initialWiringMade.load(ordering: .acquiring) {
+            if polls == 0 { return false }
+            polls -= 1
+            usleep(1000)
+        }
+        return true
     }
 
     /// Finds the output ports that feed the inputs, before anything is registered.
@@ -202,5 +226,11 @@ public final class CaptureHost: @unchecked Sendable {
     /// The sources connected to one of the host's inputs right now (empty when disconnected).
     public func connections(ofInput name: String) -> [String] {
         ledger.currentView?.client.connections(ofPortNamed: name) ?? []
+    }
+
+    /// A port's JACK metadata pretty-name (any port on the server, the host's own included),
+    /// or nil when it has none or the host is not connected.
+    public func prettyName(ofPort name: String) -> String? {
+        ledger.currentView?.client.property(ofPortNamed: name, key: JackClient.prettyNameKey)
     }
 }

@@ -19,7 +19,7 @@ public final class JackClient: @unchecked Sendable {
     // run inside callbacks that end before `jack_client_close` returns.
 
     /// The raw `jack_client_t *`. Exposed to the package for the process callback only.
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
     /// Guards the fields below and serialises every ordinary libjack call with `close`.
     private let lock = Lock()
     /// The object the callbacks' context points to, kept alive until after `jack_client_close`.
@@ -415,6 +415,23 @@ public final class JackClient: @unchecked Sendable {
     /// **Real-time safe.** JACK's microsecond clock. The corresponding C function is `jack_get_time`.
     @inline(__always)
     static func microsecondsNow() -> UInt64 { jack_get_time() }
+
+    /// When frame `frameTime` starts on JACK's microsecond clock, as the server's clock model
+    /// says (`jack_frames_to_time`); 0 when the client is closed.
+    public func microseconds(atFrameTime frameTime: UInt32) -> UInt64 {
+        ifOpen(0) { jack_frames_to_time($0, frameTime) }
+    }
+
+    /// JACK's microsecond clock now (`jack_get_time`), the clock of ``AudioTimestamp/microseconds``.
+    /// On Linux it is CLOCK_MONOTONIC, shared by every process on the machine.
+    public static var microsecondClock: UInt64 { jack_get_time() }
+
+    /// **Real-time safe.** Whether JACK transport is rolling: `jack_transport_query` reads the
+    /// server's shared state without locking, and is documented as callable from the process callback.
+    @inline(__always)
+    static func transportRolling(of handle: OpaquePointer) -> Bool {
+        cjack_transport_rolling(handle) != 0
+    }
 
     /// **Real-time safe.** The frame time and microseconds at the start of this cycle.
     /// The corresponding C function is `jack_get_cycle_times`.

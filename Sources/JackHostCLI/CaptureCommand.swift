@@ -8,34 +8,12 @@ import JackHostPlugins
 /// `jackhost record | meter | stream | run`: one capture session with a set of consumers.
 enum CaptureCommand {
     static func run(command: String, arguments: [String]) throws -> ExitStatus {
-        let table: [OptionSpec]
-        let synopsis: String
-        let summary: String
-        switch command {
-        case "record":
-            (table, synopsis, summary) = (
-                CommandTables.record, "FILE [OPTIONS]",
-                "Record every input to FILE. Meters show when stdout is a terminal."
-            )
-        case "meter":
-            (table, synopsis, summary) = (
-                CommandTables.meter, "[OPTIONS]",
-                "Show peak/RMS meters per input and print a summary table at exit."
-            )
-        case "stream":
-            (table, synopsis, summary) = (
-                CommandTables.stream, "[OPTIONS]",
-                "Write raw samples to stdout or a FIFO, e.g. piped into sox."
-            )
-        default:
-            (table, synopsis, summary) = (
-                CommandTables.run, "[--record FILE] [--meter] [--stream] [--plugin PATH[:key=value,...]]... [OPTIONS]",
-                "Run several consumers at once on the same inputs."
-            )
-        }
+        // The entry holds the options table and the --help text (see CommandCatalog).
+        let entry = CommandCatalog.entry(command) ?? CommandCatalog.run
+        let table = entry.options
         let parsed = try parseArguments(arguments, options: table, command: command)
         if parsed.has("help") {
-            print(CommandTables.usage(command, synopsis: synopsis, summary: summary, options: table))
+            print(entry.usage)
             return .success
         }
         let plan = try CapturePlan(command: command, parsed: parsed)
@@ -66,7 +44,13 @@ struct CapturePlan {
     var recordName: TakeFiles.TakeName?
     var container: AudioContainer = .wav
     var recordSampleFormat: SampleFormat = .float32
+    /// `--quality`: the lossy encoders' quality, 0 (smallest) to 1 (best); nil keeps libsndfile's.
+    var quality: Double?
     var split: SplitLimit?
+    /// Channel files, time stamps, aligned and retained segments, triggered takes.
+    var takeOptions = TakeOptions()
+    /// `--on-file-open`, `--on-file-close`, `--on-rotate`, each checked (the program exists).
+    var hooks: [HookCommand] = []
     var meter: Bool
     var meterInterval: Double = 1
     var stream: Bool
@@ -82,6 +66,8 @@ struct CapturePlan {
     var streamPath: String?
     var streamSampleFormat: SampleFormat = .float32
     var interleaved = false
+    /// `--http` and `--http-token`: the live view, when asked for.
+    var http: LiveViewSettings?
 
     /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
     /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
@@ -113,6 +99,7 @@ struct CapturePlan {
         reconnect = parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
         stopOnXrun = parsed.has("stop-on-xrun")
         callbackTime = parsed.has("callback-time")
+        http = try LiveViewSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
         if let text = parsed.value("max-buffer") { maxBuffer = try ValueParsing.maxBuffer(text) }
         if let text = parsed.value("sync-interval") {
@@ -134,7 +121,7 @@ struct CapturePlan {
                 if path.isEmpty {
                     throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name")
                 }
-                recordName = .exact(path)
+                recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
             } else {
                 // jack_capture's habit: no name, a new time-stamped one that never collides.
                 let container = try Self.container(path: nil, formatName: formatName)
@@ -157,7 +144,7 @@ struct CapturePlan {
             if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost run`") }
             if let path = parsed.value("record") {
                 if path.isEmpty { throw UsageError("--record was given an empty FILE name; name the take, e.g. take.wav") }
-                recordName = .exact(path)
+                recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
             }
             meter = parsed.has("meter")
             stream = parsed.has("stream")
@@ -198,14 +185,21 @@ struct CapturePlan {
                 }
             }
             if recordName == nil {
-                for option in ["format", "record-sample-format", "split", "sync-interval", "min-free"] where parsed.values[option] != nil {
+                let recordOnly =
+                    ["format", "record-sample-format", "quality", "split", "sync-interval", "min-free"] + HookCommand.Kind.allCases.map(\.option)
+                    + TakeOptions.names
+                for option in recordOnly where parsed.values[option] != nil || parsed.has(option) {
                     throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
                 }
             }
         }
 
         if let recordName {
-            let path: String? = if case .exact(let exact) = recordName { exact } else { nil }
+            let path: String? =
+                switch recordName {
+                case .exact(let exact), .template(let exact): exact
+                case .automatic: nil
+                }
             container = try Self.container(path: path, formatName: parsed.value("format"))
             let sampleName = command == "run" ? parsed.value("record-sample-format") : parsed.value("sample-format")
             if let sampleName {
@@ -219,13 +213,28 @@ struct CapturePlan {
             if let text = parsed.value("split") {
                 if recordName == .exact("-") { throw UsageError("--split needs a file; standard output cannot be split") }
                 split = try ValueParsing.split(text)
+                if container.isLossy, case .bytes? = split {
+                    throw UsageError(
+                        "--split \(ValueParsing.shown(text)) counts uncompressed bytes; split \(container.rawValue) takes by duration (e.g. 30m, 1h)")
+                }
             }
+            if let text = parsed.value("quality") {
+                guard container.isLossy else {
+                    throw UsageError("--quality applies to ogg, opus and mp3; \(container.rawValue) keeps every sample, so leave it out")
+                }
+                guard let value = ValueParsing.decimal(text), (0...1).contains(value) else {
+                    throw UsageError("--quality \(ValueParsing.shown(text)) is not a number from 0 (smallest file) to 1 (best sound), e.g. 0.6")
+                }
+                quality = value
+            }
+            takeOptions = try TakeOptions(parsed: parsed, name: recordName, split: split)
+            hooks = try Self.hooks(parsed, recordName: recordName, split: split)
             do {
-                try Recorder(
+                let recorder = Recorder(
                     name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
-                    overwrite: overwrite
-                )
-                .validate(channels: channels ?? 2)
+                    overwrite: overwrite)
+                recorder.channelFiles = takeOptions.channelFiles
+                try recorder.validate(channels: channels ?? 2)
             } catch {
                 throw UsageError(error.description)
             }
@@ -247,6 +256,18 @@ struct CapturePlan {
         try checkDestinationsDiffer()
     }
 
+    /// The hooks asked for; each needs a file (not standard output), and `--on-rotate` needs `--split`.
+    static func hooks(_ parsed: ParsedArguments, recordName: TakeFiles.TakeName, split: SplitLimit?) throws(UsageError) -> [HookCommand] {
+        var hooks: [HookCommand] = []
+        for kind in HookCommand.Kind.allCases {
+            guard let text = parsed.value(kind.option) else { continue }
+            if recordName == .exact("-") { throw UsageError("--\(kind.option) needs a file; standard output has none") }
+            if kind == .rotate && split == nil { throw UsageError("--on-rotate applies to --split; add --split or leave it out") }
+            hooks.append(try HookCommand(kind: kind, parsing: text))
+        }
+        return hooks
+    }
+
     /// The container: `--format`, else the file's extension. An extension that contradicts
     /// `--format`, or that names a format jackhost does not write, is refused rather than
     /// silently given WAV data.
@@ -255,7 +276,7 @@ struct CapturePlan {
         let shownPath = path.map { ValueParsing.shown($0) } ?? ""
         if let formatName {
             guard let container = AudioContainer(name: formatName) else {
-                throw UsageError("unknown container \"\(ValueParsing.shown(formatName))\"; use wav, rf64, w64, caf or flac")
+                throw UsageError("unknown container \"\(ValueParsing.shown(formatName))\"; use \(Self.writableList(dots: false))")
             }
             let mismatch = UsageError(
                 "\(shownPath) does not match --format \(container.rawValue); name the file .\(container.fileExtension), or drop --format")
@@ -269,19 +290,27 @@ struct CapturePlan {
         case .none:
             if let path, path != "-" {
                 throw UsageError(
-                    "\(shownPath) has no extension to tell the container by; name it \(shownPath).wav (or .rf64, .w64, .caf, .flac), or pass --format"
+                    "\(shownPath) has no extension to tell the container by; name it \(shownPath).wav (or \(Self.writableList(dots: true, from: 1))), or pass --format"
                 )
             }
             return .wav
         case .container(let container):
             return container
         case .unsupportedAudio(let name):
-            throw UsageError("jackhost does not write \(name) files (\(shownPath)); use .wav, .rf64, .w64, .caf or .flac")
+            throw UsageError("jackhost does not write \(name) files (\(shownPath)); use \(Self.writableList(dots: true))")
         case .unknown(let ext):
             throw UsageError(
-                "cannot tell the container of \(shownPath) from its extension \".\(ValueParsing.shown(ext))\"; use .wav, .rf64, .w64, .caf or .flac, or pass --format"
+                "cannot tell the container of \(shownPath) from its extension \".\(ValueParsing.shown(ext))\"; use \(Self.writableList(dots: true)), or pass --format"
             )
         }
+    }
+
+    /// The containers this machine's libsndfile writes, as "wav, rf64, … or mp3" (or ".wav, …"),
+    /// from the `from`-th on.
+    static func writableList(dots: Bool, from start: Int = 0) -> String {
+        let names = AudioContainer.writableOnThisMachine().dropFirst(start).map { (dots ? "." : "") + $0.rawValue }
+        guard names.count > 1 else { return names.joined() }
+        return names.dropLast().joined(separator: ", ") + (start > 0 ? ", " : " or ") + names.last!
     }
 
     /// One destination, one writer: a recording and a stream must not share a file, compared

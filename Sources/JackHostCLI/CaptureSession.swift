@@ -16,6 +16,8 @@ final class CaptureSession {
     func run() throws -> ExitStatus {
         csignals_install_stop_handlers()
         setenv("JACK_NO_START_SERVER", "1", 1)
+        // Under systemd (Type=notify): read and unset NOTIFY_SOCKET before any thread or child starts.
+        let notifier = SystemdNotifier.fromEnvironment()
 
         // Plugins load, check their options and create their instances before JACK is touched
         // (isolated ones do that in their own processes).
@@ -49,6 +51,10 @@ final class CaptureSession {
             }
         }
 
+        // --http listens before JACK is touched, so a port in use fails first.
+        let liveView = try plan.http.map { settings throws(LiveViewError) in try LiveViewServer(settings: settings) }
+        defer { liveView?.stop() }
+
         // Audio is real or jackhost fails: a private server with test tones runs only when
         // asked for (--embedded-server, as scripts/demo does), never as a fallback.
         let embedded = try EmbeddedServer.startIfRequested(plan.embedded, channels: plan.channels ?? 4)
@@ -75,12 +81,23 @@ final class CaptureSession {
 
         let meter = plan.meter ? LevelMeter() : nil
         if let meter { host.add(realtime: meter) }
+        if let notifier { host.add(realtime: notifier.meter) }
+        // The live view's own meter (atomics, like the terminal's) and its spectrum (a worker thread).
+        if let liveView {
+            host.add(realtime: liveView.meter)
+            host.add(deferred: liveView.spectrum)
+        }
+        // Hooks run on a thread of their own: the recorder's writer thread only queues its events.
+        let hooks = plan.hooks.isEmpty ? nil : HookRunner(hooks: plan.hooks)
         let recorder = plan.recordName.map {
             let recorder = Recorder(
                 name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
                 overwrite: plan.overwrite)
             recorder.syncSeconds = plan.syncSeconds > 0 ? plan.syncSeconds : nil
             recorder.minimumFreeBytes = plan.minimumFreeBytes
+            plan.takeOptions.apply(to: recorder, host: host, name: $0)
+            if let hooks { recorder.onFileEvent = { hooks.handle($0) } }
+            recorder.quality = plan.quality
             return recorder
         }
         var stream: StreamWriter?
@@ -150,7 +167,13 @@ final class CaptureSession {
             }
 
         if csignals_stop_requests() > 0 { return .success }
-        try host.start()
+        do {
+            try host.start()
+        } catch CaptureHostError.consumerRejectedFormat(let consumer, let reason) where consumer == recorder?.consumerName {
+            // Found before activation: the take's container cannot hold the channels or the
+            // sample rate the server delivers (FLAC's 8 channels, Opus's rates), the user's choice to change.
+            throw UsageError(reason)
+        }
         link?.sendReady(pluginName: plugins.first?.name ?? "")
         for failure in host.connectionFailures { printError("warning: \(failure)") }
         for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
@@ -175,6 +198,14 @@ final class CaptureSession {
             default: break
             }
         }
+        notifier?.readProgress = { [host] in
+            let stats = host.statistics
+            return .init(
+                capturedFrames: stats.capturedFrames, recordedFrames: recorder?.framesWritten, sampleRate: host.session?.sampleRate ?? 48000,
+                xruns: stats.xruns, droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0,
+                isWaitingForServer: waitingForServer.value.load(ordering: .relaxed))
+        }
+        notifier?.ready()
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
         let display = plan.quiet ? nil : meter.map { MeterDisplay(meter: $0, output: reportDescriptor, plainInterval: plan.meterInterval) }
         // The main loop estimates the disk's remaining time; the display thread shows it.
@@ -191,10 +222,22 @@ final class CaptureSession {
                 resultLines: resultSources.compactMap(\.line))
         }
         display?.start()
+        if let liveView {
+            try liveView.start(
+                sources: .init(
+                    host: host, recorder: recorder, serverName: serverName,
+                    secondsLeft: {
+                        let left = Double(bitPattern: secondsLeft.load(ordering: .relaxed))
+                        return left.isFinite ? left : nil
+                    }, results: resultSources))
+            if !plan.quiet { printNote("live view at \(liveView.url)") }
+        }
 
         var status = ExitStatus.success
         var reportedFailure = false
         var statusRequests = csignals_status_requests()
+        if plan.takeOptions.trigger == .request { csignals_install_take_stop_handler() }
+        var takeStopRequests = csignals_take_stop_requests()
         var spaceWatch = recorder.map { DiskSpaceWatch(recorder: $0, reserve: plan.minimumFreeBytes ?? 0) }
         var ticks = 0
         var bypassReported = Set<Int>()
@@ -243,7 +286,18 @@ final class CaptureSession {
             }
             if csignals_status_requests() != statusRequests {
                 statusRequests = csignals_status_requests()
-                printNote(CaptureReport.progress(host: host, recorder: recorder))
+                if let recorder, plan.takeOptions.trigger == .request {
+                    recorder.requestTakeStart()
+                } else {
+                    printNote(CaptureReport.progress(host: host, recorder: recorder))
+                }
+            }
+            if let recorder, csignals_take_stop_requests() != takeStopRequests {
+                takeStopRequests = csignals_take_stop_requests()
+                recorder.requestTakeStop()
+            }
+            if let recorder, ticks % 50 == 0 {
+                for note in recorder.takeNotes() { printError("warning: \(note)") }
             }
             if host.isComplete { break }
             if host.isServerLost {
@@ -262,10 +316,13 @@ final class CaptureSession {
                 reportedFailure = true
                 if meter == nil && stream == nil { break }
             }
+            notifier?.tick()
             usleep(20_000)
         }
+        notifier?.stopping()
 
         display?.stop()
+        liveView?.stop()
         // Drain what the consumers still have queued, but within limits: 5 s after a normal end,
         // half a second after a stop signal (every command ends within a second of one), and
         // no longer once another signal arrives.
@@ -284,6 +341,11 @@ final class CaptureSession {
             }
         }
         isolated = []
+        // The hooks of the files just finalised: a bounded wait, cut short by another signal;
+        // a hook still running is left running.
+        let hookCounts = hooks?.finish(
+            timeout: HookRunner.exitWait, abandonWhen: { csignals_stop_requests() > stopsSoFar },
+            waiting: { if !quiet { printNote("waiting up to \(Int(HookRunner.exitWait)) s for hooks to finish (Ctrl-C leaves them running)") } })
         for plugin in plugins {
             if let watchdog = plugin.watchdog, watchdog.isBypassed.load(ordering: .acquiring) {
                 // Said when it happened; the child of an isolated plugin only sets its status.
@@ -319,15 +381,21 @@ final class CaptureSession {
                         skippedFrames: stats.timelineGapFrames)),
                 to: reportDescriptor)
         }
+        if let recorder {
+            for note in recorder.takeNotes() { printError("warning: \(note)") }
+        }
         if let recorder, !plan.quiet {
             let rate = host.session?.sampleRate ?? 48000
             let seconds = (Double(recorder.framesWritten) / rate).formatted(places: 3)
-            let files = recorder.files.isEmpty ? "no file (nothing was captured)" : recorder.files.joined(separator: ", ")
+            let nothing = recorder.trigger == nil ? "no file (nothing was captured)" : "no file (no take was triggered)"
+            let files = recorder.files.isEmpty ? nothing : recorder.files.joined(separator: ", ")
+            let takes = recorder.trigger == nil ? "" : " in \(recorder.takesStarted) triggered take(s)"
             let peak = stats.consumers.map(\.peakBufferedFrames).max() ?? 0
             write(
-                "recorded \(recorder.framesWritten) frames (\(seconds) s) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\n",
+                "recorded \(recorder.framesWritten) frames (\(seconds) s)\(takes) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\n",
                 to: reportDescriptor)
         }
+        if let line = hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n", to: reportDescriptor) }
         if let timer = host.callbackTimer {
             let period = host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
             write("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)

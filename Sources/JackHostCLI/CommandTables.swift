@@ -43,7 +43,7 @@ enum CommandTables {
             OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
             OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
             OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
-        ]
+        ] + LiveViewSettings.table
 
     static let maxBuffer = OptionSpec(
         "max-buffer", value: "SIZE|DURATION",
@@ -56,20 +56,35 @@ enum CommandTables {
         OptionSpec("min-free", value: "SIZE", help: "end the take cleanly before the disk has less than SIZE free (e.g. 500M, 2G)"),
     ]
 
+    /// `--on-file-open`, `--on-file-close`, `--on-rotate`: see ``HookCommand``.
+    static let hooks: [OptionSpec] = [
+        OptionSpec("on-file-open", value: "CMD", help: "run CMD PATH when a file is created (CMD is split at spaces; no shell)"),
+        OptionSpec("on-file-close", value: "CMD", help: "run CMD PATH FRAMES XRUNS DROPS when a file is finalised"),
+        OptionSpec("on-rotate", value: "CMD", help: "with --split: run CMD CLOSED_PATH NEW_PATH when a segment ends and the next begins"),
+    ]
+
+    static let quality = OptionSpec(
+        "quality", value: "Q",
+        help: "encoder quality for ogg, opus and mp3, 0 (smallest file) to 1 (best sound), e.g. 0.6 (default: libsndfile's)")
+
     static let overwrite = OptionSpec(
         "overwrite", help: "replace existing files (a take, its numbered segments, a --output file); refused without it")
 
     static let recordOptions: [OptionSpec] =
         [
             OptionSpec(
-                "format", short: "f", value: "CONTAINER", help: "wav, rf64, w64, caf or flac (default: from the file's extension, which must agree)"),
-            OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24)"),
+                "format", short: "f", value: "CONTAINER",
+                help:
+                    "what this machine's libsndfile writes: \(CapturePlan.writableList(dots: false)) (default: from the file's extension, which must agree)"
+            ),
+            OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24 or s16 (default: f32; flac: s24; ogg, opus, mp3: f32 only)"),
+            quality,
             OptionSpec(
                 "split", value: "SIZE|DURATION",
                 help: "start a new numbered file every SIZE (64K to 1024T, e.g. 2G, 500M) or DURATION (1s to 8760h, e.g. 30s, 10m, 1h)"),
             overwrite,
             maxBuffer,
-        ] + durability
+        ] + durability + hooks + TakeOptions.table
 
     static let streamOptions: [OptionSpec] = [
         OptionSpec("sample-format", short: "b", value: "FMT", help: "f32, s32, s24, s16 or 8.24 (default: f32)"),
@@ -104,7 +119,9 @@ enum CommandTables {
             OptionSpec("record", short: "r", value: "FILE", help: "record to FILE"),
             OptionSpec("format", short: "f", value: "CONTAINER", help: "container for --record (see `jackhost record --help`)"),
             OptionSpec("record-sample-format", value: "FMT", help: "sample format for --record: f32, s32, s24 or s16"),
+            quality,
             OptionSpec("split", value: "SIZE|DURATION", help: "split --record files by size or duration"),
+        ] + TakeOptions.table + [
             OptionSpec("meter", short: "m", help: "show meters and print a summary at exit"),
             OptionSpec("stream", help: "stream raw audio to stdout (or --output)"),
             OptionSpec("output", short: "o", value: "PATH", help: "with --stream: write to a FIFO or file instead of stdout"),
@@ -112,7 +129,7 @@ enum CommandTables {
             OptionSpec("interleaved", short: "i", help: "with --stream: interleave frames"),
             overwrite,
             maxBuffer,
-        ] + durability + [
+        ] + durability + hooks + [
             OptionSpec(
                 "plugin", short: "p", value: "PATH[:key=value,...]", repeatable: true,
                 help: "load a plugin (.so) as a consumer, with options; repeatable (see `jackhost plugin --help`)"),
@@ -128,16 +145,8 @@ enum CommandTables {
             help,
         ]
 
-    static let exitStatuses = """
-        Exit status:
-          0  success
-          1  runtime failure (no server, a client name in use, write error, lost frames to a failed
-             disk, frames a consumer never received)
-          2  usage error (unknown option, bad value, unwritable path, an existing file without --overwrite)
-          3  the JACK server went away during the run
-          4  the take is complete, but a plugin failed (crashed, hung or overran and was restarted,
-             given up or bypassed); the summary names it
-        """
+    /// The "Exit status:" block, from ``CommandCatalog/meaning(of:)``.
+    static var exitStatuses: String { CommandCatalog.exitStatusHelp }
 
     static let overview = """
         jackhost \(jackhostVersion): capture multichannel audio from JACK and hand it to consumers.
@@ -146,13 +155,15 @@ enum CommandTables {
 
         Commands:
           info            print the session: sample rate, period, capture channels and ports
-          record [FILE]   record every input to FILE (WAV, RF64, W64, CAF or FLAC; without FILE,
-                          a new jackhost-YYYYMMDD-HHMMSS.wav named when the first audio arrives)
+          record [FILE]   record every input to FILE (WAV, RF64, W64, CAF, FLAC, Ogg Vorbis, Opus or
+                          MP3; without FILE, a new jackhost-YYYYMMDD-HHMMSS.wav named when the
+                          first audio arrives)
           meter           show peak/RMS meters; print a summary at exit
           stream          write raw samples to stdout or a FIFO
           run             combine consumers: --record FILE, --meter, --stream, --plugin PATH
           signal          play test tones, a sine or a bit-exact test sequence into JACK
           plugin          inspect a plugin (plugin inspect PATH) or start one (plugin new NAME)
+          completions     print the bash, zsh or fish completions (`jackhost help --man`: this as a man page)
 
         Run `jackhost COMMAND --help` for a command's options. `jackhost --version` prints the version.
 
@@ -162,7 +173,8 @@ enum CommandTables {
 
         Files: a take, its numbered segments (take-0002.wav) and a --output file are never
         overwritten: an existing one is refused (status 2) unless --overwrite is given. The
-        container comes from --format or the extension (.wav .rf64 .w64 .caf .flac), which must agree.
+        container comes from --format or the extension (.wav .rf64 .w64 .caf .flac .ogg .opus
+        .mp3; `jackhost record --help` lists what this machine writes), which must agree.
 
         PATTERNS (--connect): an exact port name, or a POSIX extended regular expression matched
         against full port names (client:port) as JACK does, e.g. 'system:capture_[1-8]' or
@@ -174,10 +186,7 @@ enum CommandTables {
         queued audio is drained for at most 0.5 s after a signal (5 s after --duration ends), and
         what is given up is reported by consumer. SIGUSR1 prints a progress line on stderr.
 
-        Environment:
-          JACK_DEFAULT_SERVER  the server to use when --server is not given (checked like --server)
-          JACKHOST_SIMD        "portable" runs the portable sample kernels instead of AVX2
-                               (`jackhost --version` says which run)
+        \(CommandCatalog.environmentHelp)
 
         \(exitStatuses)
         """

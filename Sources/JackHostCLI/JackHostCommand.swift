@@ -27,7 +27,8 @@ public enum JackHostCommand {
         do {
             switch command {
             case "--help", "-h", "help":
-                print(CommandTables.overview)
+                // `jackhost help --man` prints jackhost(1), generated from the same tables.
+                print(rest == ["--man"] ? ManPage.render() : CommandTables.overview)
                 return .success
             case "--version", "-V":
                 let sanitizer = JackClient.isRealtimeSanitizerLinked ? " (RealtimeSanitizer linked)" : ""
@@ -43,9 +44,13 @@ public enum JackHostCommand {
                 return try PluginCommand.run(rest)
             case "record", "meter", "stream", "run":
                 return try CaptureCommand.run(command: command, arguments: rest)
+            case "completions":
+                return try CompletionCommand.run(rest)
+            case "complete":
+                return try CompletionCommand.complete(rest)
             default:
                 throw UsageError(
-                    "unknown command \"\(ValueParsing.shown(command))\"; use info, record, meter, stream, run, signal or plugin (see `jackhost --help`)"
+                    "unknown command \"\(ValueParsing.shown(command))\"; use info, record, meter, stream, run, signal, plugin or completions (see `jackhost --help`)"
                 )
             }
         } catch let error as UsageError {
@@ -77,11 +82,7 @@ enum InfoCommand {
     static func run(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: CommandTables.info, command: "info")
         if parsed.has("help") {
-            print(
-                CommandTables.usage(
-                    "info", synopsis: "[--server NAME] [--json]",
-                    summary: "Print what the JACK server reports: the AVAudioSession analog.",
-                    options: CommandTables.info))
+            print(CommandCatalog.info.usage)
             return .success
         }
         if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost info`") }

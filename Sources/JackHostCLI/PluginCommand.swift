@@ -60,12 +60,7 @@ enum PluginCommand {
     private static func inspect(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: inspectOptions, command: "plugin inspect")
         if parsed.has("help") {
-            print(
-                CommandTables.usage(
-                    "plugin inspect", synopsis: "PATH",
-                    summary: "Print a plugin's name, version, ABI version, mode and options. Checks the file's ELF "
-                        + "symbols first; creates no instance, but loading runs the library's constructors.",
-                    options: inspectOptions))
+            print(CommandCatalog.pluginInspect.usage)
             return .success
         }
         guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
@@ -86,11 +81,7 @@ enum PluginCommand {
     private static func create(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: newOptions, command: "plugin new")
         if parsed.has("help") {
-            print(
-                CommandTables.usage(
-                    "plugin new", synopsis: "NAME [--directory DIR] [--mode realtime|deferred]",
-                    summary: "Write a plugin package NAME that builds a .dynamic library jackhost can load.",
-                    options: newOptions))
+            print(CommandCatalog.pluginNew.usage)
             return .success
         }
         guard parsed.positionals.count == 1, let name = parsed.positionals.first else {

@@ -68,20 +68,8 @@ final class PluginResultsWriter {
         }
     }
 
-    static func jsonString(_ text: String) -> String {
-        var escaped = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case _ where scalar.value < 0x20:
-                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped + "\""
-    }
+    /// A JSON string literal (one escaper for every JSON jackhost writes: ``LiveViewSnapshotBuilder/string(_:)``).
+    static func jsonString(_ text: String) -> String { LiveViewSnapshotBuilder.string(text) }
 
     /// JSON has no NaN or infinity: those are written as null.
     static func jsonNumber(_ value: Double) -> String {

@@ -23,11 +23,7 @@ enum SignalCommand {
     static func run(_ arguments: [String]) throws -> ExitStatus {
         let parsed = try parseArguments(arguments, options: options, command: "signal")
         if parsed.has("help") {
-            print(
-                CommandTables.usage(
-                    "signal", synopsis: "[OPTIONS]",
-                    summary: "Play a test signal on N output ports: distinct tones, a sine, or a bit-exact sequence.",
-                    options: options))
+            print(CommandCatalog.signal.usage)
             return .success
         }
         if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost signal`") }

@@ -6,8 +6,14 @@ import Synchronization
 
 /// Errors the recorder reports; each is one line that says what to do.
 public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// The container cannot hold this sample format.
+    /// The container cannot hold this sample format (the lossy ones encode from f32 only).
     case unsupportedCombination(container: AudioContainer, sampleFormat: SampleFormat)
+    /// The container holds fewer channels than the take has (FLAC 8, MP3 2, Ogg 255).
+    case tooManyChannels(container: AudioContainer, channels: Int, maximum: Int)
+    /// The codec does not encode at the server's sample rate (Opus: 8, 12, 16, 24 or 48 kHz; MP3: 8 to 48 kHz).
+    case unsupportedSampleRate(container: AudioContainer, sampleRate: Int)
+    /// This machine's libsndfile was built without the container's format or codec.
+    case containerUnavailable(container: AudioContainer)
     /// The file cannot be created where asked.
     case unwritablePath(path: String, reason: String)
     /// libsndfile refused to open the file.
@@ -24,6 +30,8 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
     case sameDestination(path: String, other: String)
     /// Recording stopped because the disk's free space fell below the `--min-free` reserve.
     case reserveReached(path: String, minimumFreeBytes: Int)
+    /// A name template (`log-%Y%m%d-%H%M%S.wav`) that cannot be used, and why.
+    case invalidTemplate(template: String, reason: String)
 
     /// One line that names the problem.
     public var description: String {
@@ -32,8 +40,23 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
             let hint =
                 container == .flac
                 ? "FLAC stores integers; use --sample-format s16 or s24"
-                : "use --sample-format f32, s32, s24 or s16"
+                : container.isLossy
+                    ? "it encodes from float samples; use --sample-format f32, or leave it out"
+                    : "use --sample-format f32, s32, s24 or s16"
             return "\(container.rawValue.uppercased()) cannot store \(sampleFormat.name) samples; \(hint)"
+        case .tooManyChannels(let container, let channels, let maximum):
+            let others = container == .mp3 ? "ogg or opus" : "w64, rf64 or caf"
+            return
+                "\(container.rawValue.uppercased()) holds at most \(maximum) channels, and this take has \(channels); record one file per channel with --channel-files, or use another container (\(others))"
+        case .unsupportedSampleRate(let container, let sampleRate):
+            let rates = (container.sampleRates ?? []).map { $0 % 1000 == 0 ? "\($0 / 1000)" : String(Double($0) / 1000) }
+            let list = rates.dropLast().joined(separator: ", ") + (rates.count > 1 ? " or " : "") + (rates.last ?? "")
+            return
+                "\(container.rawValue.uppercased()) encodes only at \(list) kHz, and the server runs at \(sampleRate) Hz; run the server at one of those rates, or use ogg or flac"
+        case .containerUnavailable(let container):
+            let writable = AudioContainer.writableOnThisMachine().map(\.rawValue).joined(separator: ", ")
+            return
+                "this machine's libsndfile cannot write \(container.rawValue.uppercased()); use \(writable), or install a libsndfile built with it"
         case .unwritablePath(let path, let reason):
             return "cannot write \(path): \(reason); choose a writable directory"
         case .openFailed(let path, let reason):
@@ -51,27 +74,37 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
                 "recording to \(path) stopped: less than \(DiskSpace.describe(bytes)) would be left free on its disk (--min-free); the file is valid up to here"
         case .sameDestination(let path, let other):
             return "\(path) and \(other) are the same file; give each output its own destination"
+        case .invalidTemplate(let template, let reason): return "cannot use the name template \(template): \(reason)"
         }
     }
 }
 
-/// A deferred consumer that writes every input to an audio file through libsndfile.
+/// A deferred consumer that writes every input to audio files through libsndfile.
 ///
-/// - The file holds exactly the frames captured: when the ring dropped frames, the
+/// - The files hold exactly the frames captured: when the ring dropped frames, the
 ///   recorder writes the same number of frames of silence, so the timeline stays aligned,
 ///   and counts them in ``silenceFramesInserted``.
 /// - The header is rewritten every half second of audio, so a take killed with SIGKILL
-///   stays readable up to the last rewrite.
+///   stays readable up to the last rewrite. Ogg and MP3 need no rewrite: they are streams of
+///   pages and frames, readable up to the last one written.
+/// - Ogg Vorbis, Opus and MP3 are encoded from float samples, with ``quality`` when set
+///   (see ``AudioContainer/configure(_:quality:)``).
 /// - WAV is written as RF64 with auto-downgrade: a plain WAV below 4 GiB, RF64 beyond.
-/// - The file is created with the first block, so a run that captures nothing leaves no file.
+/// - WAV and RF64 files carry a Broadcast Wave `bext` chunk whose time reference places the
+///   first sample, taken from its JACK cycle time, on a DAW's timeline (``broadcastWave``).
+/// - A file is created with its first block, so a run that captures nothing leaves no file.
 /// - No file is ever overwritten unless asked (see ``TakeFiles``): an existing take, segment
 ///   or link is refused before the run and again, atomically, when the file is created.
 /// - With a ``SplitLimit``, takes are named `NAME-0001.ext`, `NAME-0002.ext`, … and split at
-///   the exact frame.
+///   the exact frame; with ``alignSplits``, on wall-clock boundaries (14:00:00, 15:00:00, …).
+/// - With ``channelFiles``, each segment is one mono file per input, all starting on the same
+///   frame and finalised together.
+/// - With a ``trigger``, files are written only while a take runs, and each take starts
+///   ``preRollSeconds`` before its trigger, from a buffer of the input kept meanwhile.
 /// - After a server loss the current file is finalised and recording continues in the next
 ///   numbered segment (`take.wav`, then `take-0002.wav`, …) once the host reconnects.
 public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
-    // @unchecked: file state is touched only by the worker thread (consume/finish, ordered by the host); counters are atomics; `createdFiles` and the failure are under `lock`.
+    // @unchecked: file state is touched only by the worker thread (consume/finish/handle, ordered by the host); settings are set before the host starts; counters are atomics; `createdFiles`, notes and the failure are under `lock`.
     /// The name shown in reports.
     public let consumerName = "recorder"
     /// The path asked for (with splitting, the stem of the numbered files; for an automatic
@@ -90,29 +123,50 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public var silenceFramesInserted: Int { silence.load(ordering: .relaxed) }
     /// Frames that arrived after a write error and were not written.
     public var framesLostToErrors: Int { lostToErrors.load(ordering: .relaxed) }
+    /// Triggered takes started so far.
+    public var takesStarted: Int { takes.load(ordering: .relaxed) }
     /// Every file created so far, in order.
     public var files: [String] { lock.withLock { _ in createdFiles } }
     /// The write error that stopped the recorder, if any.
     public var failure: RecorderError? { lock.withLock { _ in failureStorage } }
+    /// Problems that did not stop the take (a sidecar that could not be written, a segment
+    /// retention could not remove), oldest first; ``takeNotes()`` hands them over once.
+    public func takeNotes() -> [String] {
+        lock.withLock { _ in
+            defer { pendingNotes.removeAll() }
+            return pendingNotes
+        }
+    }
 
     private let written = Atomic<Int>(0)
     private let silence = Atomic<Int>(0)
     private let lostToErrors = Atomic<Int>(0)
+    private let takes = Atomic<Int>(0)
     private let lock = Mutex<Void>(())
     private var createdFiles: [String] = []
     private var failureStorage: RecorderError?
+    private var pendingNotes: [String] = []
 
     private var format: StreamFormat?
-    private var file: OpaquePointer?
-    private var currentPath = ""
-    private var framesInFile = 0
-    private var framesSinceHeaderUpdate = 0
-    private var framesSinceSync = 0
-    /// The open file's descriptor, for fdatasync; -1 for standard output.
-    private var descriptor: Int32 = -1
     /// Names and creates the files (worker thread once recording).
     private var takeFiles: TakeFiles
     private let ownEncoder = BlockEncoder()
+    private var writer: TakeWriter?
+    private var timeline: TakeTimeline?
+    /// Where the next block starts, in timeline positions (after the previous block).
+    private var nextPosition: Int64 = 0
+    /// The position of the next frame the open segment will write.
+    private var writePosition: Int64 = 0
+    /// With aligned splits, the position where the open segment ends.
+    private var segmentEnd: Int64 = .max
+    /// The open segment's sidecar, rewritten complete at close.
+    private var sidecarState: (path: String, sidecar: TakeSidecar)?
+    /// The segment that a split just closed, for the `rotated` event.
+    private var rotatedFrom: [String] = []
+    private var gate: TriggerGate?
+    private var preRoll: PreRollBuffer?
+    private var zeros: UnsafeMutableRawPointer?
+    private var zeroFrames = 0
 
     /// Describes a recording to `path` (`-` for standard output); ``validate()`` checks it
     /// before anything touches JACK.
@@ -133,6 +187,33 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public var syncSeconds: Double? = 2
     /// Stop the take cleanly (a valid file) before the disk's free space falls below this.
     public var minimumFreeBytes: Int?
+    /// Encoder quality for lossy containers, 0 (smallest) to 1 (best); nil keeps libsndfile's default.
+    public var quality: Double?
+    /// Receives each file's events on the writer thread (see ``RecorderFileEvent``). Set it
+    /// before the host starts; it must return quickly (hand real work to another thread).
+    public var onFileEvent: (@Sendable (RecorderFileEvent) -> Void)?
+    /// One mono file per input (`take_in_1.wav`, `take_in_2.wav`, …) instead of one file with
+    /// every channel (`--channel-files`).
+    public var channelFiles = false
+    /// Names each input's file with ``channelFiles`` (0-based input index → name, such as a
+    /// port's pretty-name); nil or a nil result names it `in_N`. Called on the writer thread.
+    public var channelName: (@Sendable (Int) -> String?)?
+    /// Write a Broadcast Wave `bext` chunk into WAV and RF64 files (on by default).
+    public var broadcastWave = true
+    /// Write a JSON sidecar beside each segment (`--sidecar`; see the README).
+    public var sidecar = false
+    /// Describes the inputs for the sidecar (ports, pretty-names, connections); called on the
+    /// writer thread when a segment opens.
+    public var describeInputs: (@Sendable () -> [RecorderInput])?
+    /// With a duration ``split``, start each file on a wall-clock multiple of the duration
+    /// (14:00:00, 15:00:00 for `1h`), counted from local midnight (`--align`).
+    public var alignSplits = false
+    /// What starts and stops takes; nil records everything (the default).
+    public var trigger: TakeTrigger?
+    /// Seconds of audio from before each trigger that a triggered take starts with.
+    public var preRollSeconds = 0.0
+    /// Removes the recorder's own old segments after each new one opens (`--keep`).
+    public var retention: SegmentRetention?
 
     /// Describes a recording with a name ``TakeFiles`` makes, for example an automatic one.
     public init(
@@ -142,18 +223,25 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         self.container = container
         self.sampleFormat = sampleFormat
         self.split = split
+        // Triggered takes are numbered from the first, like split segments.
         self.takeFiles = TakeFiles(name: name, numbersEveryFile: split != nil, overwrite: overwrite)
     }
 
-    deinit { closeFile() }
+    deinit {
+        closeSegment()
+        zeros?.deallocate()
+    }
+
+    /// Numbers every file from `-0001` (split or triggered takes); call before the host starts.
+    public func numberEveryFile() {
+        takeFiles = TakeFiles(name: takeFiles.name, numbersEveryFile: true, overwrite: takeFiles.overwrite)
+    }
 
     /// Checks the container/sample-format pair, that the directory takes a new file, and that
     /// no existing take would be overwritten.
     public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
-        guard container.supports(sampleFormat, channels: channels, sampleRate: sampleRate) else {
-            throw .unsupportedCombination(container: container, sampleFormat: sampleFormat)
-        }
-        try takeFiles.validate()
+        if let refusal = container.refusal(for: sampleFormat, channels: channels, sampleRate: sampleRate) { throw refusal }
+        try takeFiles.validate(channelNames: channelFiles ? (1...channels).map { "in_\($0)" } : nil)
     }
 
     /// Checks the format against the container.
@@ -161,18 +249,37 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Before the first file, this also checks the destination (``validate(channels:sampleRate:)``);
     /// on a later format change the take's own files exist, and only the format is checked.
     public func prepare(format: StreamFormat) throws {
+        let fileChannels = channelFiles ? 1 : format.channelCount
         if files.isEmpty {
-            try validate(channels: format.channelCount, sampleRate: Int(format.sampleRate))
-        } else if !container.supports(sampleFormat, channels: format.channelCount, sampleRate: Int(format.sampleRate)) {
-            throw RecorderError.unsupportedCombination(container: container, sampleFormat: sampleFormat)
+            try validate(channels: fileChannels, sampleRate: Int(format.sampleRate))
+        } else if let refusal = container.refusal(for: sampleFormat, channels: fileChannels, sampleRate: Int(format.sampleRate)) {
+            throw refusal
         }
         self.format = format
+        timeline = nil
+        writer = TakeWriter(
+            settings: TakeWriter.Settings(
+                container: container, encoding: encoding, subtype: container.subtype(for: sampleFormat) ?? 0,
+                sampleFormat: sampleFormat, quality: quality, syncSeconds: syncSeconds))
+        if let trigger {
+            gate = TriggerGate(trigger: trigger, sampleRate: format.sampleRate)
+            preRoll = PreRollBuffer(
+                capacityFrames: Int((preRollSeconds * format.sampleRate).rounded()),
+                bytesPerFrame: format.channelCount * encoding.bytesPerSample)
+        }
     }
 
     /// The encoding libsndfile is fed: interleaved, 24-bit left-justified in 32-bit words.
     public var encoding: AudioEncoding {
         AudioEncoding(sampleFormat: sampleFormat == .fixed8_24 ? .int32 : sampleFormat, interleaved: true, int24InInt32: true)
     }
+
+    /// Starts a take at the next block when ``trigger`` is ``TakeTrigger/request`` (SIGUSR1
+    /// on the command line). Any thread.
+    public func requestTakeStart() { gate?.requestStart() }
+    /// Stops the running take at the next block when ``trigger`` is ``TakeTrigger/request``
+    /// (SIGUSR2 on the command line). Any thread.
+    public func requestTakeStop() { gate?.requestStop() }
 
     /// Converts and writes a block (used when the recorder is added to a host on its own).
     public func consume(_ block: AudioBlock) {
@@ -187,148 +294,274 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
 
     /// Writes an already converted block (and silence for frames dropped before it).
     public func consume(_ block: EncodedBlock) {
-        guard failure == nil else {
+        guard failure == nil, let format else {
             lostToErrors.add(block.frameCount + block.droppedFramesBefore, ordering: .relaxed)
             return
         }
-        if block.droppedFramesBefore > 0 {
-            writeSilence(frames: block.droppedFramesBefore, channels: block.channelCount)
-            silence.add(block.droppedFramesBefore, ordering: .relaxed)
+        if timeline == nil {
+            // jack_get_time needs libjack's clock set up by an open client; a block without a
+            // cycle time (0, as from a test or a file) has none, and counts from now.
+            let jackNow = block.timestamp.microseconds == 0 ? 0 : JackClient.microsecondClock
+            timeline = TakeTimeline(
+                anchor: block.timestamp, sampleRate: format.sampleRate, realtimeNow: TakeTimeline.realtimeNow(), jackNow: jackNow)
+            nextPosition = timeline!.anchorPosition + Int64(block.droppedFramesBefore)
         }
-        var offset = 0
-        while offset < block.frameCount && failure == nil {
-            let count = min(block.frameCount - offset, framesUntilSplit())
-            write(block.bytes.baseAddress! + offset * block.bytesPerFrame, frames: count)
-            offset += count
+        let dropped = block.droppedFramesBefore
+        let start = timeline!.position(ofFrameTime: block.timestamp.frameTime, earliest: nextPosition + Int64(dropped))
+        if dropped > 0 {
+            ensureZeros(frames: min(dropped, 4096), bytesPerFrame: block.bytesPerFrame)
+            var done = 0
+            while done < dropped && failure == nil {
+                let count = min(dropped - done, zeroFrames)
+                feed(UnsafeRawPointer(zeros!), frames: count, at: start - Int64(dropped - done), block: block)
+                done += count
+            }
+            silence.add(dropped, ordering: .relaxed)
+            if let writer, writer.isOpen { writer.droppedFrames += dropped } else { preRoll?.noteLosses(droppedFrames: dropped, xrun: false) }
         }
+        if block.timestamp.xrunSincePreviousCycle {
+            if let writer, writer.isOpen { writer.xruns += 1 } else { preRoll?.noteLosses(droppedFrames: 0, xrun: true) }
+        }
+        feed(block.bytes.baseAddress!, frames: block.frameCount, at: start, block: block)
+        nextPosition = start + Int64(block.frameCount)
     }
 
-    /// Closes the file, which writes its final header.
-    public func finish() { closeFile() }
+    /// Closes the files, which writes their final headers.
+    public func finish() { closeSegment() }
 
     /// On server loss, finalises the current file: the next block starts a new segment,
-    /// `NAME-0002.ext`, and so on. Called with no block in flight.
+    /// `NAME-0002.ext`, and so on, placed in time afresh. Called with no block in flight.
     public func handle(_ event: AudioSessionEvent) {
-        if event == .serverLost { closeFile() }
+        guard event == .serverLost else { return }
+        closeSegment()
+        timeline = nil
+        preRoll?.clear()
+        gate?.setRecording(false)
     }
 
-    // MARK: Writing (worker thread)
+    // MARK: Takes and segments (worker thread)
 
-    private func framesUntilSplit() -> Int {
-        guard let split, let format else { return .max }
-        let limit: Int
+    /// Routes `frames` frames that start at `position` to the open take, or to the pre-roll
+    /// while no triggered take runs, starting and stopping takes where the trigger says.
+    private func feed(_ bytes: UnsafeRawPointer, frames: Int, at position: Int64, block: EncodedBlock) {
+        guard let gate else {
+            writeLive(bytes, frames: frames, at: position)
+            return
+        }
+        var offset = 0
+        while offset < frames && failure == nil {
+            let change = gate.nextChange(
+                from: offset, frames: frames, transportRolling: block.timestamp.transportRolling,
+                freewheeling: block.timestamp.freewheeling,
+                peak: { Self.peak(bytes, frame: $0, channels: block.channelCount, encoding: block.encoding) })
+            let end = change ?? frames
+            if end > offset {
+                let run = bytes + offset * block.bytesPerFrame
+                if gate.recording {
+                    writeLive(run, frames: end - offset, at: position + Int64(offset))
+                } else {
+                    preRoll?.append(run, frames: end - offset)
+                }
+            }
+            offset = end
+            guard change != nil else { break }
+            if gate.recording {
+                closeSegment()
+                gate.setRecording(false)
+            } else {
+                startTake(at: position + Int64(offset))
+                gate.setRecording(true)
+            }
+        }
+    }
+
+    /// Opens a triggered take whose live part starts at `position`, and writes its pre-roll first.
+    private func startTake(at position: Int64) {
+        takes.add(1, ordering: .relaxed)
+        guard let preRoll, preRoll.frameCount > 0 else { return }
+        var cursor = position - Int64(preRoll.frameCount)
+        let dropped = preRoll.droppedFrames
+        let xruns = preRoll.xruns
+        preRoll.drain { bytes, count in
+            writeLive(bytes, frames: count, at: cursor)
+            cursor += Int64(count)
+        }
+        if let writer, writer.isOpen {
+            writer.droppedFrames += dropped
+            writer.xruns += xruns
+        }
+    }
+
+    /// Writes frames of the take, opening and splitting segments as needed.
+    private func writeLive(_ bytes: UnsafeRawPointer, frames: Int, at position: Int64) {
+        guard let writer, let format else { return }
+        var done = 0
+        while done < frames && failure == nil {
+            if !writer.isOpen {
+                openSegment(at: position + Int64(done), format: format)
+                guard writer.isOpen else {
+                    lostToErrors.add(frames - done, ordering: .relaxed)
+                    return
+                }
+            }
+            let room = framesUntilSplit(writer: writer, format: format)
+            if room <= 0 {
+                rotate()
+                continue
+            }
+            let count = min(frames - done, room)
+            let result = writer.write(bytes + done * encoding.bytesPerSample * format.channelCount, frames: count)
+            written.add(result.written, ordering: .relaxed)
+            writePosition += Int64(result.written)
+            if let reason = result.failure {
+                lostToErrors.add(frames - done - result.written, ordering: .relaxed)
+                fail(.writeFailed(path: writer.paths.first ?? path, reason: reason))
+                return
+            }
+            done += count
+            if writer.headerJustUpdated { checkReserve(writer: writer) }
+            if count == room && split != nil { rotate() }
+        }
+    }
+
+    /// Frames the open segment takes before its split.
+    private func framesUntilSplit(writer: TakeWriter, format: StreamFormat) -> Int {
+        guard let split else { return .max }
         switch split {
-        case .seconds(let seconds): limit = max(1, Int(seconds * format.sampleRate))
-        case .bytes(let bytes): limit = max(1, bytes / (format.channelCount * max(sampleFormat.bytesPerSample, 2)))
-        }
-        if file != nil && framesInFile >= limit { closeFile() }
-        return limit - (file == nil ? 0 : framesInFile)
-    }
-
-    /// Writes zeros: in every encoding the recorder uses, all-zero bytes are silence.
-    private func writeSilence(frames: Int, channels: Int) {
-        let chunk = 4096
-        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * channels * 4, alignment: 16)
-        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * channels * 4)
-        defer { zeros.deallocate() }
-        var remaining = frames
-        while remaining > 0 && failure == nil {
-            let count = min(remaining, chunk, framesUntilSplit())
-            write(UnsafeRawPointer(zeros), frames: count)
-            remaining -= count
+        case .seconds(let seconds):
+            if alignSplits { return Int(clamping: segmentEnd - writePosition) }
+            return max(1, Int(seconds * format.sampleRate)) - writer.frames
+        case .bytes(let bytes):
+            let perFile = channelFiles ? 1 : format.channelCount
+            return max(1, bytes / (perFile * max(sampleFormat.bytesPerSample, 2))) - writer.frames
         }
     }
 
-    /// Writes `frames` interleaved frames in ``encoding`` at `bytes`.
-    private func write(_ bytes: UnsafeRawPointer, frames: Int) {
-        guard frames > 0, let format else { return }
-        if file == nil { openNextFile(format: format) }
-        guard let file else {
-            lostToErrors.add(frames, ordering: .relaxed)
+    /// Ends the segment at a split; the next write opens the next one.
+    private func rotate() {
+        let closed = writer?.paths ?? []
+        closeSegment()
+        rotatedFrom = closed
+    }
+
+    private func openSegment(at position: Int64, format: StreamFormat) {
+        guard let writer, let timeline else { return }
+        let wallClock = timeline.wallClock(at: position)
+        let names: [String]? =
+            channelFiles ? (0..<format.channelCount).map { channelName?($0) ?? "in_\($0 + 1)" } : nil
+        let created: [(path: String, descriptor: Int32)]
+        let basePath: String
+        if takeFiles.isStandardOutput {
+            created = [("-", STDOUT_FILENO)]
+            basePath = "-"
+        } else {
+            do {
+                let segment = try takeFiles.createNext(now: time_t(wallClock.rounded(.down)), channelNames: names)
+                created = segment.files.map { ($0.path, $0.descriptor) }
+                basePath = segment.basePath
+            } catch {
+                fail(error)
+                return
+            }
+        }
+        let timeReference = timeline.bextTimeReference(at: position)
+        var broadcast: [BroadcastWave]?
+        if broadcastWave && BroadcastWave.isSupported(by: container) && basePath != "-" {
+            let bits = sampleFormat == .float32 ? 32 : sampleFormat.bytesPerSample * 8
+            broadcast = created.indices.map { index in
+                let what = names.map { "input \(index + 1) (\($0[index]))" } ?? "\(format.channelCount) inputs"
+                return BroadcastWave(
+                    description: "jackhost take: \(what)", wallClock: wallClock, timeReference: timeReference,
+                    codingHistory: "A=\(sampleFormat == .float32 ? "PCM_FLOAT" : "PCM"),F=\(Int(format.sampleRate)),W=\(bits),"
+                        + "M=\(names == nil ? "multi" : "mono"),T=jackhost")
+            }
+        }
+        do {
+            try writer.open(created, format: format, broadcast: broadcast)
+        } catch {
+            fail(error)
             return
         }
-        let count: sf_count_t
-        errno = 0
-        switch encoding.sampleFormat {
-        case .float32: count = sf_writef_float(file, bytes.assumingMemoryBound(to: Float.self), sf_count_t(frames))
-        case .int16: count = sf_writef_short(file, bytes.assumingMemoryBound(to: Int16.self), sf_count_t(frames))
-        default: count = sf_writef_int(file, bytes.assumingMemoryBound(to: Int32.self), sf_count_t(frames))
+        writePosition = position
+        if alignSplits, case .seconds(let seconds) = split {
+            let period = Int64((seconds * format.sampleRate).rounded())
+            segmentEnd = timeline.nextBoundary(atOrAfter: position + 1, periodFrames: period)
+        } else {
+            segmentEnd = .max
         }
-        if count != sf_count_t(frames) {
-            let reason = Recorder.libsndfileReason(file, errno: errno)
-            if count > 0 { written.add(Int(count), ordering: .relaxed) }
-            lostToErrors.add(frames - max(0, Int(count)), ordering: .relaxed)
-            fail(.writeFailed(path: currentPath, reason: reason))
-            return
+        let paths = created.map(\.path)
+        lock.withLock { _ in createdFiles += paths }
+        if sidecar && basePath != "-" {
+            let sidecarPath = TakeSidecar.path(forSegment: basePath)
+            let state = TakeSidecar(
+                files: paths, container: container.rawValue, sampleFormat: sampleFormat.name,
+                sampleRate: format.sampleRate, channels: format.channelCount,
+                firstSample: TakeSidecar.FirstSample(
+                    wallClock: TakeSidecar.iso8601(wallClock), unixTime: wallClock,
+                    jackFrameTime: timeline.frameTime(at: position), timeReference: timeReference),
+                frames: 0, complete: false, losses: TakeSidecar.Losses(xruns: 0, droppedFrames: 0),
+                inputs: describeInputs?() ?? [])
+            sidecarState = (sidecarPath, state)
+            if let reason = state.write(to: sidecarPath) { note("cannot write the sidecar \(sidecarPath): \(reason)") }
         }
-        written.add(frames, ordering: .relaxed)
-        framesInFile += frames
-        framesSinceHeaderUpdate += frames
-        framesSinceSync += frames
-        if Double(framesSinceHeaderUpdate) >= format.sampleRate / 2 {
-            sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
-            framesSinceHeaderUpdate = 0
-            checkReserve()
-        }
-        if let syncSeconds, syncSeconds > 0, descriptor >= 0, Double(framesSinceSync) >= syncSeconds * format.sampleRate {
-            // Worker thread: the real-time thread never waits for the disk.
-            fdatasync(descriptor)
-            framesSinceSync = 0
+        for path in paths { onFileEvent?(.opened(path: path)) }
+        for (closed, opened) in zip(rotatedFrom, paths) { onFileEvent?(.rotated(closed: closed, opened: opened)) }
+        rotatedFrom = []
+        if let retention {
+            let swept = retention.sweep(now: time(nil), protecting: Set(paths))
+            for failure in swept.failures { note("--keep could not remove \(failure.path): \(failure.reason)") }
         }
     }
 
     /// Ends the take cleanly when the disk's free space has fallen below the reserve: the file
     /// is closed (valid), and what arrives later is counted as lost to the failure.
-    private func checkReserve() {
-        guard let minimumFreeBytes, currentPath != "-", let free = DiskSpace.freeBytes(atPath: currentPath),
-            free < minimumFreeBytes
+    private func checkReserve(writer: TakeWriter) {
+        guard let minimumFreeBytes, let current = writer.paths.first, current != "-",
+            let free = DiskSpace.freeBytes(atPath: current), free < minimumFreeBytes
         else { return }
-        fail(.reserveReached(path: currentPath, minimumFreeBytes: minimumFreeBytes))
+        fail(.reserveReached(path: current, minimumFreeBytes: minimumFreeBytes))
     }
 
-    private func openNextFile(format: StreamFormat) {
-        var info = SF_INFO()
-        info.channels = Int32(format.channelCount)
-        info.samplerate = Int32(format.sampleRate)
-        info.format = container.majorFormat | (container.subtype(for: sampleFormat) ?? 0)
-        let opened: OpaquePointer?
-        if takeFiles.isStandardOutput {
-            currentPath = "-"
-            descriptor = -1
-            opened = sf_open_fd(STDOUT_FILENO, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
-        } else {
-            let created: (path: String, descriptor: Int32)
-            do {
-                created = try takeFiles.createNext()
-            } catch {
-                fail(error)
-                return
-            }
-            currentPath = created.path
-            descriptor = created.descriptor
-            // Only a regular file that is still empty can be ours to remove: a device such as
-            // /dev/full or a FIFO was there before and must stay.
-            let removable = TakeFiles.isRegularFile(created.path)
-            opened = sf_open_fd(created.descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE))
-            if opened == nil {
-                close(created.descriptor)
-                if removable { unlink(created.path) }
-            }
+    /// Finalises the open segment (every file of it) and its sidecar, and reports them closed.
+    private func closeSegment() {
+        guard let writer, writer.isOpen else { return }
+        let summaries = writer.close()
+        if let (sidecarPath, state) = sidecarState {
+            var complete = state
+            complete.frames = summaries.first?.frames ?? 0
+            complete.complete = true
+            complete.losses = TakeSidecar.Losses(xruns: writer.xruns, droppedFrames: writer.droppedFrames)
+            if let reason = complete.write(to: sidecarPath) { note("cannot write the sidecar \(sidecarPath): \(reason)") }
+            sidecarState = nil
         }
-        guard let opened else {
-            fail(.openFailed(path: currentPath, reason: Recorder.libsndfileReason(nil)))
-            return
+        for summary in summaries { onFileEvent?(.closed(summary)) }
+    }
+
+    private func ensureZeros(frames: Int, bytesPerFrame: Int) {
+        guard frames * bytesPerFrame > zeroFrames * bytesPerFrame || zeros == nil else { return }
+        zeros?.deallocate()
+        let count = max(4096, frames) * bytesPerFrame
+        zeros = .allocate(byteCount: count, alignment: 16)
+        zeros!.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        zeroFrames = max(4096, frames)
+    }
+
+    /// The largest magnitude over all channels of one interleaved frame, as a fraction of full scale.
+    private static func peak(_ bytes: UnsafeRawPointer, frame: Int, channels: Int, encoding: AudioEncoding) -> Float {
+        var peak: Float = 0
+        let base = frame * channels
+        switch encoding.sampleFormat {
+        case .float32:
+            let samples = bytes.assumingMemoryBound(to: Float.self)
+            for channel in 0..<channels { peak = max(peak, abs(samples[base + channel])) }
+        case .int16:
+            let samples = bytes.assumingMemoryBound(to: Int16.self)
+            for channel in 0..<channels { peak = max(peak, abs(Float(samples[base + channel])) / 32768) }
+        default:
+            let samples = bytes.assumingMemoryBound(to: Int32.self)
+            for channel in 0..<channels { peak = max(peak, abs(Float(samples[base + channel])) / 2_147_483_648) }
         }
-        if container == .wav {
-            sf_command(opened, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
-        }
-        // Floats are stored as captured: no normalisation, no clipping.
-        sf_command(opened, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_FALSE))
-        file = opened
-        framesInFile = 0
-        framesSinceHeaderUpdate = 0
-        framesSinceSync = 0
-        lock.withLock { _ in createdFiles.append(currentPath) }
+        return peak
     }
 
     /// `take.wav`, 3 → `take-0003.wav`: four digits sort correctly up to 9999 parts.
@@ -346,15 +579,12 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         return text.prefix(1).lowercased() + text.dropFirst()
     }
 
-    private func closeFile() {
-        guard let file else { return }
-        sf_close(file)
-        self.file = nil
+    private func note(_ text: String) {
+        lock.withLock { _ in pendingNotes.append(text) }
     }
 
     private func fail(_ error: RecorderError) {
         lock.withLock { _ in if failureStorage == nil { failureStorage = error } }
-        closeFile()
+        closeSegment()
     }
-
 }

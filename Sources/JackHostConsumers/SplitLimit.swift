@@ -47,7 +47,7 @@ public enum SplitLimit: Sendable, Equatable {
         }
     }
 
-    private static func plainDecimal(_ text: Substring) -> Double? {
+    static func plainDecimal(_ text: Substring) -> Double? {
         let points = text.filter { $0 == "." }.count
         guard !text.isEmpty, text.count <= 40, points <= 1, text.contains(where: \.isASCIIDigit),
             text.allSatisfy({ $0 == "." || $0.isASCIIDigit })

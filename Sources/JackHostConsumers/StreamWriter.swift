@@ -79,7 +79,7 @@ public final class StreamWriter: DeferredAudioConsumer, EncodedAudioConsumer, @u
             descriptor = fd
         } else {
             var files = TakeFiles(name: .exact(path), overwrite: overwrite, makesSegments: false)
-            descriptor = try files.createNext().descriptor
+            descriptor = try files.createNext().files[0].descriptor
         }
         self.closesDescriptor = true
         self.sampleFormat = sampleFormat

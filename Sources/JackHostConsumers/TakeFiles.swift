@@ -11,9 +11,14 @@ import JackHost
 /// - An automatic name (``TakeName/automatic(directory:prefix:fileExtension:)``) is made from
 ///   the wall-clock time the first audio arrives, `jackhost-20261201-141503.wav`, and counts
 ///   up (`…-141503-2.wav`) until `O_EXCL` succeeds, so two recorders never collide.
+/// - A template name (``TakeName/template(_:)``, `log-%Y%m%d-%H%M%S.wav`) is expanded for every
+///   segment from the local time of its first sample; a name that is taken, or that an earlier
+///   segment of this take already has, gets `-2`, `-3`, … before the extension.
 /// - Later segments (``Recorder``'s split files, or new files after a server loss) are
 ///   numbered `NAME-0002.ext`, `NAME-0003.ext`, …; a number that is taken is skipped, never
-///   overwritten.
+///   overwritten. Template names are never numbered.
+/// - With channel names (`--channel-files`), every segment is a set of mono files,
+///   `NAME_in_1.ext`, `NAME_in_2.ext`, …, created all or nothing.
 public struct TakeFiles: Sendable {
     /// What the first file is called.
     public enum TakeName: Sendable, Equatable {
@@ -21,6 +26,22 @@ public struct TakeFiles: Sendable {
         case exact(String)
         /// `DIRECTORY/PREFIX-YYYYMMDD-HHMMSS.EXT` in local time, made unique by a counter.
         case automatic(directory: String, prefix: String, fileExtension: String)
+        /// A path whose file name holds time fields (`/var/log/audio/log-%Y%m%d-%H%M%S.wav`),
+        /// expanded in local time for every segment; see ``TakeFiles/validateTemplate(_:)``.
+        case template(String)
+
+        /// The template that matches every file of this name, for ``SegmentRetention``: the
+        /// template itself, `DIRECTORY/PREFIX-%Y%m%d-%H%M%S.EXT` for an automatic name, and nil
+        /// for an exact name (whose files carry no time).
+        public var retentionTemplate: String? {
+            switch self {
+            case .exact: return nil
+            case .template(let template): return template
+            case .automatic(let directory, let prefix, let fileExtension):
+                let escape = { (text: String) in text.replacing("%", with: "%%") }
+                return TakeFiles.joined(directory, "\(escape(prefix))-%Y%m%d-%H%M%S.\(escape(fileExtension))")
+            }
+        }
     }
 
     /// The take's name.
@@ -35,6 +56,8 @@ public struct TakeFiles: Sendable {
     private var base: String?
     /// The next segment number.
     private var nextIndex = 1
+    /// The base names of this take's template segments so far, which a later one never reuses.
+    private var templateBases: Set<String> = []
 
     /// Describes a take's files.
     public init(name: TakeName, numbersEveryFile: Bool = false, overwrite: Bool = false, makesSegments: Bool = true) {
@@ -51,6 +74,7 @@ public struct TakeFiles: Sendable {
         case .exact(let path): return path
         case .automatic(let directory, let prefix, let fileExtension):
             return Self.joined(directory, "\(prefix)-YYYYMMDD-HHMMSS.\(fileExtension)")
+        case .template(let template): return template
         }
     }
 
@@ -59,7 +83,11 @@ public struct TakeFiles: Sendable {
 
     /// Checks, before anything is recorded, that the first file can be created here and that
     /// nothing that belongs to another take would be overwritten.
-    public func validate() throws(RecorderError) {
+    ///
+    /// - Parameter channelNames: With `--channel-files`, the channels' names (as given to
+    ///   ``createNext(now:channelNames:)``): every channel file of the first segment is checked.
+    public func validate(channelNames: [String]? = nil) throws(RecorderError) {
+        let channels = Self.channelSuffixes(channelNames)
         let path: String
         switch name {
         case .exact(let exact):
@@ -69,33 +97,60 @@ public struct TakeFiles: Sendable {
             // The name is not known yet; the directory must take a new file.
             try Self.checkDirectory(of: Self.joined(directory, "probe"), shownAs: displayName)
             return
+        case .template(let template):
+            // Names are made unique by a counter; the fields and the directory must be good.
+            try Self.validateTemplate(template)
+            try Self.checkDirectory(of: template, shownAs: template)
+            return
         }
+        let paths = channels.map { $0.map { Self.channelPath(path, channel: $0) } } ?? [path]
         var link = stat()
-        if lstat(path, &link) == 0 {
-            if (link.st_mode & S_IFMT) == S_IFDIR { throw .unwritablePath(path: path, reason: "it is a directory") }
+        for file in paths where lstat(file, &link) == 0 {
+            if (link.st_mode & S_IFMT) == S_IFDIR { throw .unwritablePath(path: file, reason: "it is a directory") }
             if !overwrite && Self.holdsATake(link) {
-                if (link.st_mode & S_IFMT) == S_IFLNK && FileKind(atPath: path) == .missing { throw .danglingSymlink(path: path) }
-                throw .fileExists(path: path)
+                if (link.st_mode & S_IFMT) == S_IFLNK && FileKind(atPath: file) == .missing { throw .danglingSymlink(path: file) }
+                throw .fileExists(path: file)
             }
-        } else if !overwrite && makesSegments {
-            // Nothing there; but with numbered segments, a previous take's `NAME-0002.ext` must not be reused.
-            if let taken = Self.existingSegment(of: path) { throw .segmentExists(path: taken) }
+        }
+        if !overwrite && makesSegments {
+            // With numbered segments, a previous take's `NAME-0002.ext` must not be reused.
+            if let taken = Self.existingSegment(of: path, channels: channels) { throw .segmentExists(path: taken) }
         }
         try Self.checkDirectory(of: path, shownAs: path)
-        if overwrite, lstat(path, &link) == 0 {
+        for file in paths where overwrite && lstat(file, &link) == 0 {
             // An existing file we may replace: it must open for writing (without truncating it now).
-            let probe = open(path, O_WRONLY | O_CLOEXEC)
-            guard probe >= 0 else { throw .unwritablePath(path: path, reason: Self.reason(errno)) }
+            let probe = open(file, O_WRONLY | O_CLOEXEC)
+            guard probe >= 0 else { throw .unwritablePath(path: file, reason: Self.reason(errno)) }
             close(probe)
         }
     }
 
-    /// Creates the next file and returns its path and an open descriptor (write only).
+    /// Creates the next segment's files and returns them with open descriptors (write only).
     ///
-    /// - Parameter now: The wall-clock time that names an automatic take.
-    public mutating func createNext(now: time_t = time(nil)) throws(RecorderError) -> (path: String, descriptor: Int32) {
+    /// - Parameters:
+    ///   - now: The local time of the segment's first sample, which names an automatic take
+    ///     and every segment of a template name.
+    ///   - channelNames: With `--channel-files`, one name per input (a port's pretty-name, or
+    ///     `in_3`): one mono file per name, `NAME_CHANNEL.ext`, in this order, sanitised and
+    ///     made unique by ``channelFileNames(_:)``. The set is created all or nothing: when one
+    ///     file fails, those already created are closed and removed. Nil (or empty) makes one file.
+    public mutating func createNext(now: time_t = time(nil), channelNames: [String]? = nil) throws(RecorderError) -> TakeSegment {
+        let channels = Self.channelSuffixes(channelNames)
         let index = nextIndex
         nextIndex += 1
+        if case .template(let template) = name {
+            // Every segment: the template at this time, then a counter until a name is free.
+            let first = try NameTemplate(parsing: template).path(at: now)
+            for attempt in 1...1000 {
+                let path = attempt == 1 ? first : Self.counted(first, attempt)
+                if templateBases.contains(path) { continue }
+                if let segment = try createSet(path, channels: channels, exclusive: !overwrite, skipIfTaken: true) {
+                    templateBases.insert(path)
+                    return segment
+                }
+            }
+            throw .openFailed(path: first, reason: "a thousand names for this time are taken")
+        }
         if base == nil, case .automatic(let directory, let prefix, let fileExtension) = name {
             // The first file of an automatic take: the time, then a counter until one is free.
             let stamp = Self.timestamp(now)
@@ -103,10 +158,10 @@ public struct TakeFiles: Sendable {
                 let suffix = attempt == 1 ? "" : "-\(attempt)"
                 let stem = Self.joined(directory, "\(prefix)-\(stamp)\(suffix)")
                 let path = numbersEveryFile ? "\(stem)-\(index.zeroPadded(to: 4)).\(fileExtension)" : "\(stem).\(fileExtension)"
-                if !numbersEveryFile && Self.existingSegment(of: "\(stem).\(fileExtension)") != nil { continue }
-                if let descriptor = try create(path, exclusive: true, skipIfTaken: true) {
+                if !numbersEveryFile && Self.existingSegment(of: "\(stem).\(fileExtension)", channels: channels) != nil { continue }
+                if let segment = try createSet(path, channels: channels, exclusive: true, skipIfTaken: true) {
                     base = "\(stem).\(fileExtension)"
-                    return (path, descriptor)
+                    return segment
                 }
             }
             throw .openFailed(path: displayName, reason: "a thousand names for this second are taken")
@@ -114,20 +169,107 @@ public struct TakeFiles: Sendable {
         guard let base else { throw .openFailed(path: displayName, reason: "no name") }
         if index == 1 && !numbersEveryFile {
             // The name asked for: refused if it appeared since validate(), unless --overwrite.
-            guard let descriptor = try create(base, exclusive: !overwrite, skipIfTaken: false) else {
+            guard let segment = try createSet(base, channels: channels, exclusive: !overwrite, skipIfTaken: false) else {
                 throw .fileExists(path: base)
             }
-            return (base, descriptor)
+            return segment
         }
-        // A numbered segment: a number that is taken is skipped, never overwritten.
+        // A numbered segment: a number that is taken (by any file of the set) is skipped, never overwritten.
         for number in index...9999 {
             let path = Self.numberedPath(base, index: number)
-            if let descriptor = try create(path, exclusive: !overwrite, skipIfTaken: true) {
+            if let segment = try createSet(path, channels: channels, exclusive: !overwrite, skipIfTaken: true) {
                 nextIndex = number + 1
-                return (path, descriptor)
+                return segment
             }
         }
         throw .openFailed(path: Self.numberedPath(base, index: 9999), reason: "every segment number up to 9999 is taken")
+    }
+
+    /// Creates the segment named `base`: that one file, or one file per channel. Nil when a
+    /// name is taken and `skipIfTaken`; on nil or an error, the files created so far are
+    /// closed and removed.
+    private func createSet(_ base: String, channels: [String]?, exclusive: Bool, skipIfTaken: Bool) throws(RecorderError) -> TakeSegment? {
+        let paths = channels.map { $0.map { Self.channelPath(base, channel: $0) } } ?? [base]
+        var files: [TakeSegment.File] = []
+        func rollBack() {
+            for file in files {
+                close(file.descriptor)
+                // Only a regular file is ours to remove; a device or FIFO was there before.
+                if Self.isRegularFile(file.path) { unlink(file.path) }
+            }
+        }
+        for path in paths {
+            let descriptor: Int32?
+            do {
+                descriptor = try create(path, exclusive: exclusive, skipIfTaken: skipIfTaken)
+            } catch {
+                rollBack()
+                throw error
+            }
+            guard let descriptor else {
+                rollBack()
+                return nil
+            }
+            files.append(TakeSegment.File(path: path, descriptor: descriptor))
+        }
+        return TakeSegment(basePath: base, files: files)
+    }
+
+    /// Whether `path` is a name template rather than an exact name: it contains `%`.
+    public static func isTemplate(_ path: String) -> Bool { path.contains("%") }
+
+    /// Checks a name template before the run: its fields are among `%Y %m %d %H %M %S %j %y %%`,
+    /// and none is in the directory or the extension.
+    public static func validateTemplate(_ template: String) throws(RecorderError) {
+        _ = try NameTemplate(parsing: template)
+    }
+
+    /// The path `template` names at the local time `time` (without a uniqueness counter).
+    public static func expandTemplate(_ template: String, at time: time_t) throws(RecorderError) -> String {
+        try NameTemplate(parsing: template).path(at: time)
+    }
+
+    /// The channels' names as they appear in file names, in order: every character outside
+    /// `A-Z a-z 0-9 . _ + -` becomes `_`, a name is cut to 64 characters, an empty one becomes
+    /// `in_N`, and a repeated one gets `_2`, `_3`, … (`mic`, `mic` → `mic`, `mic_2`).
+    public static func channelFileNames(_ names: [String]) -> [String] {
+        var used: Set<String> = []
+        var result: [String] = []
+        for (position, name) in names.enumerated() {
+            var clean = String(
+                name.prefix(64).map { character -> Character in
+                    character.isASCII && (character.isLetter || character.isNumber || "._+-".contains(character)) ? character : "_"
+                })
+            if clean.isEmpty { clean = "in_\(position + 1)" }
+            var unique = clean
+            var counter = 2
+            while used.contains(unique) {
+                unique = "\(clean)_\(counter)"
+                counter += 1
+            }
+            used.insert(unique)
+            result.append(unique)
+        }
+        return result
+    }
+
+    /// The file of channel `channel` (a name from ``channelFileNames(_:)``) in the segment
+    /// `path`: `take-0002.wav`, `in_1` → `take-0002_in_1.wav`.
+    public static func channelPath(_ path: String, channel: String) -> String {
+        let (stem, ext) = path.splittingPathExtension
+        return ext.isEmpty ? "\(stem)_\(channel)" : "\(stem)_\(channel).\(ext)"
+    }
+
+    /// The file-name suffixes of `names`, or nil for a take of one file.
+    private static func channelSuffixes(_ names: [String]?) -> [String]? {
+        guard let names, !names.isEmpty else { return nil }
+        return channelFileNames(names)
+    }
+
+    /// `log-20261201.wav`, 2 → `log-20261201-2.wav`.
+    private static func counted(_ path: String, _ counter: Int) -> String {
+        let (stem, ext) = path.splittingPathExtension
+        return ext.isEmpty ? "\(stem)-\(counter)" : "\(stem)-\(counter).\(ext)"
     }
 
     /// Whether what `lstat` found is something a take could be: a regular file or a symbolic
@@ -171,20 +313,23 @@ public struct TakeFiles: Sendable {
         return ext.isEmpty ? "\(stem)-\(number)" : "\(stem)-\(number).\(ext)"
     }
 
-    /// The first `NAME-NNNN.ext` beside `path` that exists, if any.
-    static func existingSegment(of path: String) -> String? {
+    /// The first `NAME-NNNN.ext` beside `path` that exists, if any; with `channels` (file-name
+    /// suffixes from ``channelFileNames(_:)``), the first `NAME-NNNN_CHANNEL.ext` instead.
+    static func existingSegment(of path: String, channels: [String]? = nil) -> String? {
         let directory = path.deletingLastPathComponent
         let file = String(path.dropFirst(directory.isEmpty ? 0 : directory.count + (directory == "/" ? 0 : 1)))
         let (stem, ext) = file.splittingPathExtension
+        let prefix = Array((stem + "-").utf8)
+        let endings = (channels?.map { "_" + $0 } ?? [""]).map { Array((ext.isEmpty ? $0 : "\($0).\(ext)").utf8) }
         guard let stream = opendir(directory.isEmpty ? "." : directory) else { return nil }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(stem + "-") else { continue }
-            let (entryStem, entryExt) = name.splittingPathExtension
-            let number = entryStem.dropFirst(stem.count + 1)
-            if entryExt == ext && number.count == 4 && number.allSatisfy({ $0.isNumber && $0.isASCII }) {
-                return joined(directory, name)
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard name.starts(with: prefix) else { continue }
+            let rest = name.dropFirst(prefix.count)
+            guard rest.prefix(4).count == 4, rest.prefix(4).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { continue }
+            if endings.contains(where: { rest.dropFirst(4).elementsEqual($0) }) {
+                return joined(directory, String(decoding: name, as: UTF8.self))
             }
         }
         return nil
@@ -214,7 +359,8 @@ public struct TakeFiles: Sendable {
             + "\(Int(parts.tm_hour).zeroPadded(to: 2))\(Int(parts.tm_min).zeroPadded(to: 2))\(Int(parts.tm_sec).zeroPadded(to: 2))"
     }
 
-    private static func joined(_ directory: String, _ name: String) -> String {
+    /// `directory/name`, or `name` alone for the current directory.
+    static func joined(_ directory: String, _ name: String) -> String {
         directory.isEmpty || directory == "." ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
@@ -222,5 +368,34 @@ public struct TakeFiles: Sendable {
     static func reason(_ code: Int32) -> String {
         let text = String(cString: strerror(code))
         return text.prefix(1).lowercased() + text.dropFirst()
+    }
+}
+
+/// One segment of a take: its name and the files created for it, open for writing.
+public struct TakeSegment: Sendable {
+    /// One created file and its descriptor, which the caller closes.
+    public struct File: Sendable, Equatable {
+        /// The file's path.
+        public var path: String
+        /// Its descriptor, open write-only.
+        public var descriptor: Int32
+
+        /// Describes a created file.
+        public init(path: String, descriptor: Int32) {
+            self.path = path
+            self.descriptor = descriptor
+        }
+    }
+
+    /// The segment's name (`take-0002.wav`); with channel files, the name they are made from
+    /// (`take-0002_in_1.wav`, …), which is itself not created.
+    public var basePath: String
+    /// The files: one, or one per channel in the order of the channel names.
+    public var files: [File]
+
+    /// Describes a segment.
+    public init(basePath: String, files: [File]) {
+        self.basePath = basePath
+        self.files = files
     }
 }

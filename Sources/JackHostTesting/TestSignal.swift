@@ -83,6 +83,7 @@ public final class TestSignalSource: @unchecked Sendable {
             }
             state = SignalState(
                 client: client, ports: ports, signal: signal, sampleRate: Double(client.sampleRate),
+                clientHandle: client.handle,
                 stallMicroseconds: stallMicroseconds)
             state.install(on: client)
             outputPortNames = ports.map { client.fullName(of: $0) }
@@ -95,6 +96,22 @@ public final class TestSignalSource: @unchecked Sendable {
 
     /// Frames played so far.
     public var framesPlayed: Int { state.framesPlayed.load(ordering: .relaxed) }
+
+    /// The JACK frame time at which the signal's frame 0 was played, once it has been.
+    /// With a direct connection, a recorder captures signal frame n at JACK frame time
+    /// `firstFrameTime + n`: an independent clock for checking time stamps.
+    public var firstFrameTime: UInt32? {
+        let stored = state.firstFrameTime.load(ordering: .acquiring)
+        return stored == 0 ? nil : UInt32(truncatingIfNeeded: stored - 1)
+    }
+
+    /// When the generator played JACK frame `frameTime`, on JACK's microsecond clock: the start
+    /// of the cycle that held it as JACK told the generator in that cycle, plus the frame's offset.
+    /// Unlike a later `jack_frames_to_time`, xruns since then do not move it. Nil when that cycle
+    /// was not played, or is more than 16384 cycles old.
+    public func microseconds(atFrameTime frameTime: UInt32) -> UInt64? {
+        state.microseconds(atFrameTime: frameTime, bufferFrames: UInt32(clamping: client.bufferSize))
+    }
 
     /// Connects output i to `destinations[i]`.
     public func connect(to destinations: [String]) throws {
@@ -123,10 +140,27 @@ final class SignalState: @unchecked Sendable {
     let signal: TestSignal
     let sampleRate: Double
     let framesPlayed = Atomic<Int>(0)
+    /// The JACK frame time of signal frame 0, plus one (0: not played yet).
+    let firstFrameTime = Atomic<UInt64>(0)
+    private let clientHandle: OpaquePointer
     private var frame = 0
     let stallMicroseconds: UInt32
+    /// The last ``cycleLogCapacity`` cycles' start, as JACK told this client in that cycle
+    /// (`jack_get_cycle_times`): frame time and microseconds. A later `jack_frames_to_time`
+    /// extrapolates from the server's clock model as it is then, which xruns move; this record
+    /// is what the cycle itself said, so tests can check another client's time stamps against it.
+    /// An instance constant, not a static one: a static would be a lazy global in the callback.
+    let cycleLogCapacity = 16384
+    private let cycleFrames = UnsafeMutablePointer<UInt32>.allocate(capacity: 16384)
+    private let cycleMicroseconds = UnsafeMutablePointer<UInt64>.allocate(capacity: 16384)
+    /// Cycles logged so far; entry i is at i % cycleLogCapacity.
+    let cyclesLogged = Atomic<Int>(0)
 
-    init(client: JackClient, ports: [JackPort], signal: TestSignal, sampleRate: Double, stallMicroseconds: UInt32 = 0) {
+    init(
+        client: JackClient, ports: [JackPort], signal: TestSignal, sampleRate: Double, clientHandle: OpaquePointer,
+        stallMicroseconds: UInt32 = 0
+    ) {
+        self.clientHandle = clientHandle
         self.stallMicroseconds = stallMicroseconds
         channelCount = ports.count
         self.ports = .allocate(capacity: ports.count)
@@ -135,7 +169,26 @@ final class SignalState: @unchecked Sendable {
         self.sampleRate = sampleRate
     }
 
-    deinit { ports.deallocate() }
+    deinit {
+        ports.deallocate()
+        cycleFrames.deallocate()
+        cycleMicroseconds.deallocate()
+    }
+
+    /// When frame `frameTime` was played, on JACK's microsecond clock, from the logged start of
+    /// the cycle that held it (plus its offset in that cycle at the nominal rate); nil when that
+    /// cycle is not in the log (not played yet, or more than ``cycleLogCapacity`` cycles ago).
+    func microseconds(atFrameTime frameTime: UInt32, bufferFrames: UInt32) -> UInt64? {
+        let logged = cyclesLogged.load(ordering: .acquiring)
+        for index in stride(from: logged - 1, through: max(0, logged - cycleLogCapacity), by: -1) {
+            let slot = index % cycleLogCapacity
+            let offset = frameTime &- cycleFrames[slot]
+            if offset < bufferFrames {
+                return cycleMicroseconds[slot] + UInt64((Double(offset) * 1e6 / sampleRate).rounded())
+            }
+        }
+        return nil
+    }
 
     func install(on client: JackClient) {
         client.installProcessCallback(
@@ -147,6 +200,20 @@ final class SignalState: @unchecked Sendable {
 
     func render(frames: UInt32) {
         let count = Int(frames)
+        // jack_get_cycle_times is real-time safe: this cycle's start, as the server's clock has it now.
+        var cycleFrame: jack_nframes_t = 0
+        var cycleStart: jack_time_t = 0, nextStart: jack_time_t = 0
+        var period: Float = 0
+        if jack_get_cycle_times(clientHandle, &cycleFrame, &cycleStart, &nextStart, &period) == 0 {
+            let logged = cyclesLogged.load(ordering: .relaxed)
+            cycleFrames[logged % cycleLogCapacity] = cycleFrame
+            cycleMicroseconds[logged % cycleLogCapacity] = cycleStart
+            cyclesLogged.store(logged + 1, ordering: .releasing)
+        }
+        if frame == 0 {
+            // jack_last_frame_time is real-time safe: the frame time at this cycle's start.
+            firstFrameTime.store(UInt64(jack_last_frame_time(clientHandle)) + 1, ordering: .releasing)
+        }
         for channel in 0..<channelCount {
             let out = JackClient.buffer(of: ports[channel], frames: frames)
             switch signal {

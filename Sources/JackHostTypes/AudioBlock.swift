@@ -9,13 +9,22 @@ public struct AudioTimestamp: Sendable, Equatable, BitwiseCopyable {
     /// True when the server reported an xrun since the previous cycle, or its frame time
     /// jumped (cycles skipped for this client) since the previous cycle.
     public var xrunSincePreviousCycle: Bool
+    /// True when JACK transport was rolling in this cycle (`jack_transport_query`).
+    public var transportRolling: Bool
+    /// True when the server was freewheeling in this cycle.
+    public var freewheeling: Bool
 
     /// Creates a timestamp.
-    public init(frameTime: UInt32, microseconds: UInt64, sequence: UInt64, xrunSincePreviousCycle: Bool) {
+    public init(
+        frameTime: UInt32, microseconds: UInt64, sequence: UInt64, xrunSincePreviousCycle: Bool,
+        transportRolling: Bool = false, freewheeling: Bool = false
+    ) {
         self.frameTime = frameTime
         self.microseconds = microseconds
         self.sequence = sequence
         self.xrunSincePreviousCycle = xrunSincePreviousCycle
+        self.transportRolling = transportRolling
+        self.freewheeling = freewheeling
     }
 }
 

@@ -10,7 +10,10 @@ import XCTest
 /// watchdog bypasses a real-time plugin that overruns, and `--duration` still ends on time.
 ///
 /// The server runs `jackd -R` in its default asynchronous mode: a late client then delays only
-/// itself (with `-S` every client waits for the slowest; see docs/PLUGINS.md).
+/// itself (with `-S` every client waits for the slowest; see docs/PLUGINS.md). Its periods are
+/// 1024 frames: at 256 (5.3 ms) this shared 2-core VM's scheduling hiccups made the async server
+/// start cycles before its clients had woken for the last one every few seconds, and a client
+/// then misses a cycle or reads one twice (counted as xruns, and said nothing about jackhost).
 final class PluginIsolationTests: XCTestCase {
     var workDirectory: URL!
 
@@ -92,15 +95,19 @@ final class PluginIsolationTests: XCTestCase {
         var stderr: String
         var wall: Double
         var frames: Int
-        var check: SequenceCheck.Report
+        /// The frames the sequence jumped over where the server skipped jackhost, and why the
+        /// take fails the check, if it does (``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:)``).
+        var check: (jumped: Int, failure: String?)
         var take: String
+
+        var exactness: String { SequenceCheck.exactness(jumped: check.jumped) }
     }
 
     /// Records `seconds` of a bit-exact sequence beside the plugin and reads the take back.
     private func recordBeside(
         plugin: String, options: String, seconds: Int, extra: [String] = [], file: StaticString = #filePath, line: UInt = #line
     ) throws -> Outcome {
-        try JACKFixture.withServer(captureChannels: 2, synchronous: false, realtime: true) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 1024, synchronous: false, realtime: true) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("take-\(UUID().uuidString.prefix(6)).wav").path
@@ -118,16 +125,17 @@ final class PluginIsolationTests: XCTestCase {
             let samples = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(take), file: file, line: line).channels
             return Outcome(
                 status: result.status, stdout: result.stdout, stderr: result.stderr, wall: wall, frames: header.frames,
-                check: SequenceCheck.verify(samples), take: take)
+                check: SequenceCheck.verifyBesideServerSkips(samples, jackhostStderr: result.stderr), take: take)
         }
     }
 
-    /// The take is whole and bit-exact: every frame of `--duration`, the sequence unbroken.
+    /// The take is whole and bit-exact: every frame of `--duration`, and every frame that reached
+    /// jackhost is in it, in order. These tests need an asynchronous server (with `-S` a hung
+    /// plugin would stall every client), so the server may skip jackhost now and then: see
+    /// ``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:)``.
     private func assertTakeIsWhole(_ outcome: Outcome, seconds: Int, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(outcome.frames, seconds * 48000, "the take runs to its full --duration: \(outcome.stderr)", file: file, line: line)
-        XCTAssertNil(outcome.check.firstMismatch, "bit-exact: \(outcome.check)", file: file, line: line)
-        XCTAssertEqual(
-            outcome.check.checkedFrames + outcome.check.leadingSilence, seconds * 48000, "\(outcome.check)", file: file, line: line)
+        XCTAssertNil(outcome.check.failure, "bit-exact but for reported server skips: \(outcome.stderr)", file: file, line: line)
         XCTAssertTrue(outcome.stdout.contains("silence inserted for 0 dropped frames"), outcome.stdout, file: file, line: line)
     }
 
@@ -145,7 +153,7 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertEqual(lines(outcome.stderr, containing: "plugin Faulty (own process):").count, 1, "the summary names it once")
         reliabilityFigures(
             "real-time plugin dereferences NULL, isolated",
-            "exit 4 after \(outcome.wall.formatted(places: 1)) s; take \(outcome.frames) frames, bit-exact")
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s; take \(outcome.frames) frames, \(outcome.exactness)")
     }
 
     func testACrashInADeferredPluginsWorkerLeavesTheTakeWhole() throws {
@@ -172,7 +180,7 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertFalse(lines(outcome.stderr, containing: "bypassed by its watchdog").isEmpty, outcome.stderr)
         reliabilityFigures(
             "real-time plugin sleeps 100 ms per cycle, isolated",
-            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 3; take \(outcome.frames) frames, bit-exact; bypassed by the child's watchdog"
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 3; take \(outcome.frames) frames, \(outcome.exactness); bypassed by the child's watchdog"
         )
     }
 
@@ -185,7 +193,7 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertLessThan(outcome.wall, 5 + 12, "stopping never waits on the hung plugin for long")
         reliabilityFigures(
             "real-time plugin never returns from process, isolated",
-            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 5; take \(outcome.frames) frames, bit-exact; killed after 3 s without progress"
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s for -d 5; take \(outcome.frames) frames, \(outcome.exactness); killed after 3 s without progress"
         )
     }
 
@@ -232,7 +240,7 @@ final class PluginIsolationTests: XCTestCase {
     /// or so, with the take finalised and bit-exact.
     func testSIGINTEndsAnIsolatedSlowPluginQuickly() throws {
         let plugin = try SlowPlugin.build(in: workDirectory)
-        try JACKFixture.withServer(captureChannels: 2, synchronous: false, realtime: true) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 1024, synchronous: false, realtime: true) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("slow.wav").path
@@ -248,9 +256,11 @@ final class PluginIsolationTests: XCTestCase {
             XCTAssertEqual(status, 4, "the take is whole; the plugin lost frames: \(child.stderr)")
             XCTAssertTrue(child.stderr.contains("plugin SlowPlugin: warning:"), "the plugin's process names what it gave up: \(child.stderr)")
             let samples = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(take)).channels
-            XCTAssertNil(SequenceCheck.verify(samples).firstMismatch)
+            let check = SequenceCheck.verifyBesideServerSkips(samples, jackhostStderr: child.stderr)
+            XCTAssertNil(check.failure, child.stderr)
             reliabilityFigures(
-                "SIGINT with a slow deferred plugin in its own process", "exit 4 after \(seconds.formatted(places: 2)) s; take bit-exact")
+                "SIGINT with a slow deferred plugin in its own process",
+                "exit 4 after \(seconds.formatted(places: 2)) s; take \(SequenceCheck.exactness(jumped: check.jumped))")
         }
     }
 

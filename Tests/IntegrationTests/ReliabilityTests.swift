@@ -379,7 +379,9 @@ final class ReliabilityTests: XCTestCase {
     /// While freewheeling a slow deferred consumer gets backpressure, not drops; afterwards
     /// drop-on-full is back.
     func testFreewheelGivesBackpressureInsteadOfDrops() throws {
-        try JACKFixture.withServer(captureChannels: 2) { server in
+        // Real-time scheduling: xruns are counted here, and a server without it misses
+        // deadlines of its own on a loaded machine (an xrun before the transition failed CI).
+        try JACKFixture.withServer(captureChannels: 2, realtime: true) { server in
             let slow = RecordingDeferredConsumer(name: "slow", delayPerBlock: 2_000)
             let host = CaptureHost(configuration: .init(serverName: server.name, connections: .none))
             host.add(deferred: slow, ringSeconds: 0.02)
@@ -389,6 +391,9 @@ final class ReliabilityTests: XCTestCase {
             try host.start()
             try generator.connect(to: host.inputPortNames)
             let environment = ["JACK_DEFAULT_SERVER": server.name]
+            // Xruns before freewheel are ordinary ones, counted as usual; what matters here is
+            // that none is added by the transitions or while freewheeling.
+            let xrunsBefore = host.statistics.xruns
             XCTAssertEqual(try JACKFixture.run("jack_freewheel", ["y"], environment: environment).status, 0)
             usleep(2_000_000)
             let duringFreewheel = host.statistics
@@ -400,7 +405,7 @@ final class ReliabilityTests: XCTestCase {
                 "both transitions are events (plugins get them as JACKHOST_PLUGIN_EVENT_FREEWHEEL)")
             XCTAssertGreaterThan(duringFreewheel.capturedFrames, 3 * 48000, "freewheel runs faster than real time")
             XCTAssertEqual(duringFreewheel.consumers.first?.droppedFrames, 0, "no drops while freewheeling")
-            XCTAssertEqual(duringFreewheel.xruns, 0, "transition xruns are ignored")
+            XCTAssertEqual(duringFreewheel.xruns, xrunsBefore, "transition xruns are ignored")
             // Back in real time a 2 ms-per-block consumer with a 20 ms ring still keeps up;
             // make it fall behind to prove drop-on-full is back.
             slow.extraDelay.store(30_000, ordering: .relaxed)
@@ -412,7 +417,7 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertEqual(slowStats.deliveredFrames + slowStats.droppedFrames, stats.capturedFrames)
             reliabilityFigures(
                 "freewheel on 2 s, then off",
-                "\(duringFreewheel.capturedFrames) frames in freewheel with 0 dropped and 0 xruns; afterwards drop-on-full: \(slowStats.droppedFrames) dropped, delivered + dropped = captured = \(stats.capturedFrames)"
+                "\(duringFreewheel.capturedFrames) frames in freewheel with \(duringFreewheel.consumers.first?.droppedFrames ?? -1) dropped and \(duringFreewheel.xruns - xrunsBefore) xruns added (\(xrunsBefore) before it); afterwards drop-on-full: \(slowStats.droppedFrames) dropped, delivered + dropped = captured = \(stats.capturedFrames)"
             )
         }
     }

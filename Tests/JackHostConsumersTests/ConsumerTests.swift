@@ -5,8 +5,8 @@ import XCTest
 @testable import JackHost
 @testable import JackHostConsumers
 
-/// Feeds consumers without a server, by building blocks by hand.
-private func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int = 0, _ body: (AudioBlock) -> Void) {
+/// Feeds consumers without a server, by building blocks by hand (shared by this target's tests).
+func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int = 0, _ body: (AudioBlock) -> Void) {
     let pointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels.count)
     let copies = channels.map { channel -> UnsafeMutablePointer<Float> in
         let copy = UnsafeMutablePointer<Float>.allocate(capacity: max(1, channel.count))

@@ -21,4 +21,10 @@ int csignals_last_signal(void);
 /// The number of SIGUSR1 deliveries since installation.
 int csignals_status_requests(void);
 
+/// Counts SIGUSR2 (which ends a --signal-trigger take) instead of its default action.
+void csignals_install_take_stop_handler(void);
+
+/// How many SIGUSR2 have arrived since csignals_install_take_stop_handler.
+int csignals_take_stop_requests(void);
+
 #endif

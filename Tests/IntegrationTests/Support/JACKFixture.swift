@@ -217,6 +217,39 @@ enum SequenceCheck {
         return (silent, jumps, nil)
     }
 
+    /// The frames jackhost reported the server skipped, from its stderr ("the server's clock
+    /// skipped this client N time(s), M frames in all"); 0 when it reported none.
+    static func reportedServerSkips(in stderr: String) -> Int {
+        guard let match = stderr.firstMatch(of: #/skipped this client \d+ time\(s\), (\d+) frames/#) else { return 0 }
+        return Int(match.1) ?? 0
+    }
+
+    /// For takes from an asynchronous server (`jackd` without `-S`), which on a loaded 2-core
+    /// VM now and then starts a cycle before a late client woke for the last one: the client's
+    /// two wake-ups merge and it never sees that cycle. jackhost detects this from the frame
+    /// time and reports it. So the sequence may jump forward, by at most what jackhost reported;
+    /// jackhost's own losses would show as silence (counted as dropped) or as a jump nobody
+    /// reported, and either fails here.
+    ///
+    /// - Returns: The frames the sequence jumped over, and why the take fails, if it does.
+    static func verifyBesideServerSkips(_ channels: [[Float]], jackhostStderr: String) -> (jumped: Int, failure: String?) {
+        let gaps = verifyGapsFilledWithSilence(channels)
+        let jumped = gaps.jumps.reduce(0, +)
+        if let mismatch = gaps.mismatch { return (jumped, mismatch) }
+        if gaps.silentFrames > 0 { return (jumped, "\(gaps.silentFrames) silent frames after the signal started") }
+        let reported = reportedServerSkips(in: jackhostStderr)
+        if jumped > reported {
+            return (jumped, "the sequence jumps over \(jumped) frames (\(gaps.jumps)), jackhost reported \(reported) skipped")
+        }
+        if jumped == 0, let mismatch = verify(channels).firstMismatch { return (0, mismatch) }
+        return (jumped, nil)
+    }
+
+    /// How a take checked by ``verifyBesideServerSkips(_:jackhostStderr:)`` came out, for figures.
+    static func exactness(jumped: Int) -> String {
+        jumped == 0 ? "bit-exact" : "bit-exact but for \(jumped) frames the server skipped (reported)"
+    }
+
     /// The standard check: ``verifyEachChannel(_:)``, which also proves the channels are aligned.
     static func verify(_ channels: [[Float]]) -> Report {
         guard channels.count >= 2 else {

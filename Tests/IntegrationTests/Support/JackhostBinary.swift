@@ -43,7 +43,8 @@ final class RunningJackhost {
     let stdoutURL: URL
     let stderrURL: URL
 
-    init(arguments: [String], directory: URL, workingDirectory: URL? = nil) throws {
+    /// Starts jackhost with `arguments`; `environment` adds to (or replaces in) the test's own.
+    init(arguments: [String], directory: URL, workingDirectory: URL? = nil, environment extra: [String: String] = [:]) throws {
         stdoutURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).out")
         stderrURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
@@ -53,6 +54,7 @@ final class RunningJackhost {
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)

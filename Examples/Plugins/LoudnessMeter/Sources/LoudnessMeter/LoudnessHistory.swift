@@ -33,6 +33,8 @@ struct LoudnessHistory {
     var shortTerm: Double? { mean(last: Self.shortTermSteps).flatMap(KWeighting.loudness) }
     /// Whether 400 ms of audio have been seen.
     var hasMomentary: Bool { recent.count >= Self.momentarySteps }
+    /// Whether 3 s of audio have been seen.
+    var hasShortTerm: Bool { recent.count >= Self.shortTermSteps }
 
     /// The gated integrated loudness in LUFS, or nil when no block passes the gates.
     var integrated: Double? { blocks.value }

@@ -10,6 +10,10 @@ import JackHostPluginSDK
 /// - at the end, one summary line per channel:
 ///   `{"channel":"in_1","summary":true,"integrated":-3.010,"maxMomentary":-3.010,"maxShortTerm":-3.010,"seconds":4.500,"droppedFrames":0}`.
 ///
+/// It also publishes the loudest input's `momentary` and `short-term` loudness as results
+/// (plugin ABI 2), which jackhost shows in its meter, its summary, `--results FILE` and the
+/// `--http` live view; in digital silence they read -inf.
+///
 /// Frames lost to a full ring are reported in the summary; the windows simply continue over the
 /// audio that did arrive (they are not filled with silence, which would lower the reading).
 public final class LoudnessMeter: DeferredPlugin {
@@ -19,6 +23,11 @@ public final class LoudnessMeter: DeferredPlugin {
     public static let version = "1.0.0"
     /// Just `output`.
     public static let options: [PluginOption] = [.output]
+    /// The loudest input's readings, published every 100 ms.
+    public static let results: [PluginResult] = [
+        PluginResult("momentary", unit: "LUFS", help: "momentary loudness (last 400 ms) of the loudest input"),
+        PluginResult("short-term", unit: "LUFS", help: "short-term loudness (last 3 s) of the loudest input, from 3 s on"),
+    ]
 
     /// Everything one channel needs.
     private struct Channel {
@@ -29,6 +38,8 @@ public final class LoudnessMeter: DeferredPlugin {
     }
 
     private let output: PluginOutput
+    private let momentaryResult: PluginResultHandle
+    private let shortTermResult: PluginResultHandle
     private var channels: [Channel] = []
     private var sampleRate = 0.0
     private var stepFrames = 0
@@ -37,9 +48,14 @@ public final class LoudnessMeter: DeferredPlugin {
     private var streamFrames = 0
     private var droppedFrames = 0
 
-    /// Opens the output.
-    public init(options: PluginOptions) throws {
+    /// Opens the output; without a host, results go nowhere.
+    public convenience init(options: PluginOptions) throws { try self.init(options: options, host: .none) }
+
+    /// Opens the output and looks up the result handles.
+    public init(options: PluginOptions, host: PluginHost) throws {
         output = try PluginOutput(path: options.string("output"))
+        momentaryResult = host.result("momentary")
+        shortTermResult = host.result("short-term")
     }
 
     /// Builds the K-weighting filters for the sample rate; refuses rates the filters cannot represent.
@@ -89,18 +105,24 @@ public final class LoudnessMeter: DeferredPlugin {
         }
     }
 
-    /// Closes a 100 ms step on every channel and reports the readings.
+    /// Closes a 100 ms step on every channel, reports the readings and publishes the loudest.
     private func completeStep() {
         let time = PluginOutput.decimal(Double(streamFrames) / sampleRate, places: 3)
+        var loudestMomentary = -Double.infinity
+        var loudestShortTerm = -Double.infinity
         for index in channels.indices {
             channels[index].history.append(stepMeanSquare: channels[index].stepSum / Double(stepFrames))
             channels[index].stepSum = 0
             let history = channels[index].history
             guard history.hasMomentary else { continue }
+            loudestMomentary = max(loudestMomentary, history.momentary ?? -.infinity)
+            loudestShortTerm = max(loudestShortTerm, history.shortTerm ?? -.infinity)
             output.write(
                 line: "{\"channel\":\"in_\(index + 1)\",\"time\":\(time),\"momentary\":\(Self.json(history.momentary)),"
                     + "\"shortTerm\":\(Self.json(history.shortTerm))}")
         }
+        if channels.first?.history.hasMomentary == true { momentaryResult.publish(loudestMomentary) }
+        if channels.first?.history.hasShortTerm == true { shortTermResult.publish(loudestShortTerm) }
         stepFilled = 0
     }
 

@@ -99,6 +99,34 @@ final class LoudnessMeterTests: XCTestCase {
         }
     }
 
+    func testPublishesTheLoudestInputsReadingsAsResults() throws {
+        // Through a test host, as jackhost would receive them: the louder input (1.0 against 0.5)
+        // is what the results show; short-term only once 3 s have passed.
+        let path = directory.appendingPathComponent("results.jsonl").path
+        let host = PluginTestHost(results: LoudnessMeter.results)
+        let meter = try LoudnessMeter.make(options: ["output": path], host: host.pluginHost)
+        let expected = StandardTable.sineLoudness(frequency: 1000, amplitude: 1)
+        try PluginTestDriver().run(
+            meter,
+            channels: [
+                PluginTestAudio.sine(frequency: 1000, amplitude: 0.5, frames: 48000 * 2),
+                PluginTestAudio.sine(frequency: 1000, amplitude: 1, frames: 48000 * 2),
+            ])
+        XCTAssertEqual(try XCTUnwrap(host.latest("momentary")), expected, accuracy: 0.01)
+        XCTAssertEqual(host.publishCount("momentary"), 17, "every 100 ms from 0.4 s to 2.0 s")
+        XCTAssertNil(host.latest("short-term"), "no short-term reading before 3 s")
+        let longer = PluginTestHost(results: LoudnessMeter.results)
+        try PluginTestDriver().run(
+            try LoudnessMeter.make(options: ["output": path], host: longer.pluginHost),
+            channels: [PluginTestAudio.sine(frequency: 1000, amplitude: 1, frames: 48000 * 3)])
+        XCTAssertEqual(try XCTUnwrap(longer.latest("short-term")), expected, accuracy: 0.01)
+        XCTAssertEqual(longer.publishCount("short-term"), 1)
+        let silent = PluginTestHost(results: LoudnessMeter.results)
+        try PluginTestDriver().run(
+            try LoudnessMeter.make(options: ["output": path], host: silent.pluginHost), channels: [[Float](repeating: 0, count: 24000)])
+        XCTAssertEqual(silent.latest("momentary"), -.infinity, "silence reads -inf")
+    }
+
     func testTheCurveIsTheSameAtOtherSampleRates() throws {
         // The standard tabulates 48 kHz only. The bilinear transform warps the curve a little at other
         // rates (about 0.025 dB at 96 kHz); EBU Tech 3341 allows 0.1 LU, so hold it to half that.

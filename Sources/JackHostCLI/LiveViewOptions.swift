@@ -1,0 +1,120 @@
+// LiveViewOptions.swift
+//
+// `--http ADDRESS:PORT` and `--http-token TOKEN`: where the live view listens and the secret it
+// asks for. Parsed and checked before JACK is touched, so a mistake is a usage error (status 2).
+
+import Glibc
+
+/// Where the live view listens, and the token it requires (see ``LiveViewServer``).
+struct LiveViewSettings: Equatable, Sendable {
+    /// The address to bind: IPv4 dotted (`127.0.0.1` when only a port was given) or IPv6
+    /// without brackets (`::1`).
+    var address: String
+    /// The TCP port; 0 lets the kernel choose one (the chosen port is printed).
+    var port: UInt16
+    /// The secret every request must carry (`?token=` or `Authorization: Bearer`), or nil.
+    var token: String?
+
+    /// Whether the address is IPv6.
+    var isIPv6: Bool { address.contains(":") }
+
+    /// Whether the address is on the loopback network (127.0.0.0/8 or ::1, also as
+    /// ::ffff:127.x.y.z), which needs no token.
+    var isLoopback: Bool {
+        guard isIPv6 else { return address.hasPrefix("127.") }
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return false }
+        let octets = withUnsafeBytes(of: bytes) { Array($0) }
+        let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
+        return octets == Array(repeating: 0, count: 15) + [1] || (Array(octets[0..<12]) == mappedPrefix && octets[12] == 127)
+    }
+
+    /// The address as it appears in a URL: IPv6 in brackets.
+    var urlHost: String { isIPv6 ? "[\(address)]" : address }
+
+    /// The options both capture commands' tables add.
+    static let table: [OptionSpec] = [
+        OptionSpec(
+            "http", value: "[ADDRESS:]PORT",
+            help:
+                "serve a live view (meters, spectrum, session, take, results) in a browser at http://ADDRESS:PORT/; read-only; ADDRESS is IPv4 or [IPv6] and defaults to 127.0.0.1 (loopback)"
+        ),
+        OptionSpec(
+            "http-token", value: "TOKEN",
+            help: "with --http: require TOKEN (?token=TOKEN or Authorization: Bearer TOKEN) on every request; needed for a non-loopback ADDRESS"),
+    ]
+
+    /// Reads `--http` and `--http-token`; nil without `--http`.
+    static func parse(_ parsed: ParsedArguments) throws(UsageError) -> LiveViewSettings? {
+        let token = parsed.value("http-token")
+        guard let text = parsed.value("http") else {
+            if token != nil { throw UsageError("--http-token needs --http ADDRESS:PORT; give both, or neither") }
+            return nil
+        }
+        return try parse(address: text, token: token)
+    }
+
+    /// Checks `--http TEXT` (`PORT`, `:PORT`, `ADDRESS:PORT` or `[IPV6]:PORT`; ADDRESS IPv4 or
+    /// `localhost`) and the token.
+    static func parse(address text: String, token: String?) throws(UsageError) -> LiveViewSettings {
+        let shown = ValueParsing.shown(text)
+        var host = "127.0.0.1"
+        var portText = Substring(text)
+        var bracketed = false
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            // [IPv6]:PORT, as in URLs: the brackets keep the address's colons apart from the port's.
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else {
+                throw UsageError("--http \(shown): give the port after the brackets, as in --http [::1]:8080")
+            }
+            portText = rest.dropFirst()
+            bracketed = true
+        } else if let colon = text.lastIndex(of: ":") {
+            let given = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if given.contains(":") {
+                throw UsageError("--http \(shown): put an IPv6 address in brackets, as in --http [::1]:8080")
+            }
+            if !given.isEmpty { host = given == "localhost" ? "127.0.0.1" : String(given) }
+        }
+        guard let port = UInt16(portText), !portText.hasPrefix("+") else {
+            throw UsageError("--http \(shown): the port must be a number from 0 to 65535 (e.g. --http 8080 or --http 0.0.0.0:8080)")
+        }
+        if bracketed {
+            var parsed = in6_addr()
+            guard !host.contains("%"), inet_pton(AF_INET6, host, &parsed) == 1 else {
+                throw UsageError(
+                    "--http \(shown): \"\(ValueParsing.shown(host))\" is not an IPv6 address; give one like [::1] or [::], or only the port")
+            }
+        } else {
+            var parsed = in_addr()
+            guard inet_pton(AF_INET, host, &parsed) == 1 else {
+                throw UsageError(
+                    "--http \(shown): \"\(ValueParsing.shown(host))\" is not an IPv4 address; give one like 127.0.0.1 or 0.0.0.0, [::1] for IPv6, or only the port"
+                )
+            }
+        }
+        if let token {
+            guard (8...256).contains(token.utf8.count), token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw UsageError("--http-token must be 8 to 256 printable characters without spaces (e.g. from `openssl rand -hex 16`)")
+            }
+        }
+        let settings = LiveViewSettings(address: host, port: port, token: token)
+        if !settings.isLoopback && token == nil {
+            throw UsageError(
+                "--http \(shown) listens beyond this machine; add --http-token TOKEN (viewers open http://\(settings.urlHost):\(port)/?token=TOKEN), or bind 127.0.0.1"
+            )
+        }
+        return settings
+    }
+
+    /// Compares a presented token with the expected one in time that depends only on their lengths.
+    static func tokenMatches(_ presented: String?, expected: String) -> Bool {
+        guard let presented else { return false }
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
+        return difference == 0
+    }
+}

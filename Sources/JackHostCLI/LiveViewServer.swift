@@ -1,0 +1,380 @@
+// LiveViewServer.swift
+//
+// `--http`: a read-only live view of a capture, served by libmicrohttpd (Debian's
+// libmicrohttpd-dev) on its own threads, never the JACK real-time thread.
+//
+// Threads and bounds:
+// - MHD runs one thread per connection (a stalled viewer blocks only its own thread), at most
+//   ``LiveViewServer/connectionLimit`` connections (more are refused at accept), each closed
+//   after ``LiveViewServer/idleTimeout`` seconds without progress (a slowloris or a viewer that
+//   stopped reading), with ``LiveViewServer/requestMemory`` bytes for a request (larger headers get
+//   MHD's 4xx). Only GET and HEAD are served (others 405); unknown paths 404; a wrong token 401.
+// - A publisher thread builds one JSON snapshot 25 times a second (levels from the view's own
+//   ``LevelMeter``, a real-time consumer publishing atomics like the terminal meter; counters,
+//   session, take and plugin results) and replaces the previous one. Nothing is queued per
+//   viewer: each event stream's callback waits for a newer snapshot and sends it (with the
+//   spectrum of the channel that viewer picked), so a slow viewer skips snapshots, and its
+//   memory is one event.
+// - The spectrum comes from ``SpectrumAnalyser``, a deferred consumer on its own worker thread.
+
+import CMicroHTTPD
+import FoundationEssentials
+import Glibc
+import JackHost
+import JackHostConsumers
+import Synchronization
+
+/// A failure to start the live view (the port is in use, the address is not this machine's).
+struct LiveViewError: Error, CustomStringConvertible {
+    /// One line for stderr.
+    var description: String
+}
+
+/// The `--http` server: the page, its event stream and a JSON snapshot.
+final class LiveViewServer: @unchecked Sendable {
+    // @unchecked: `sources` and `daemon` are set on the main thread before MHD and the publisher
+    // start, and cleared after they stop; everything else shared is the Mutex-guarded feed.
+
+    /// What the publisher reads from the capture session (all called on the publisher thread).
+    struct Sources: @unchecked Sendable {
+        // @unchecked: read only by the publisher thread once started; the host, recorder and
+        // result sources are safe to read from any thread (their counters are atomics or locked).
+        /// The session's host.
+        var host: CaptureHost
+        /// The take, when recording.
+        var recorder: Recorder?
+        /// The server's name as given (nil for the default server).
+        var serverName: String?
+        /// Seconds of recording the disk still holds, when known.
+        var secondsLeft: () -> Double?
+        /// Every plugin's latest results.
+        var results: [PluginResultSource]
+    }
+
+    /// Connections at once; more are refused at accept.
+    static let connectionLimit: UInt32 = 128
+    /// Seconds a connection may make no progress (no bytes in or out) before it is closed.
+    static let idleTimeout: UInt32 = 10
+    /// Bytes for one connection's request line, headers and buffers.
+    static let requestMemory = 32 * 1024
+    /// Snapshots per second.
+    static let updateRate = 25.0
+
+    let settings: LiveViewSettings
+    /// The view's own meter: add it to the host as a real-time consumer.
+    let meter = LevelMeter()
+    /// The spectrum: add it to the host as a deferred consumer.
+    let spectrum = SpectrumAnalyser()
+    /// The port listened on (the kernel's choice for port 0).
+    private(set) var port: UInt16 = 0
+
+    let feed = LiveViewFeed()
+    private var listenSocket: Int32 = -1
+    private var daemon: OpaquePointer?
+    private var sources: Sources?
+    private let publisherDone = Mutex<Bool>(false)
+    private var publisherStarted = false
+
+    /// Binds and listens (so a port in use fails before JACK is touched); serves nothing until ``start(sources:)``.
+    init(settings: LiveViewSettings) throws(LiveViewError) {
+        self.settings = settings
+        let family = settings.isIPv6 ? AF_INET6 : AF_INET
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw LiveViewError(description: "--http: cannot create a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        if settings.isIPv6 {
+            // [::] means IPv6 only, as written; 0.0.0.0 is the way to IPv4 (the token rule is per address).
+            setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        }
+        // Room for either family; the kernel writes the bound port back into it.
+        var storage = sockaddr_storage()
+        let length = withUnsafeMutableBytes(of: &storage) { raw -> socklen_t in
+            if settings.isIPv6 {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = settings.port.bigEndian
+                _ = inet_pton(AF_INET6, settings.address, &address.sin6_addr)
+                withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+                return socklen_t(MemoryLayout<sockaddr_in6>.size)
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = settings.port.bigEndian
+            _ = inet_pton(AF_INET, settings.address, &address.sin_addr)
+            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+            return socklen_t(MemoryLayout<sockaddr_in>.size)
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            let reason: String
+            switch errno {
+            case EADDRINUSE: reason = "the port is in use; pick another (or 0 for any free one)"
+            case EADDRNOTAVAIL: reason = "no interface of this machine has that address"
+            default: reason = String(cString: strerror(errno))
+            }
+            close(descriptor)
+            throw LiveViewError(description: "--http \(settings.urlHost):\(settings.port): cannot listen: \(reason)")
+        }
+        var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &storage) {
+            _ = $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &boundLength) }
+        }
+        // sin_port and sin6_port sit at the same offset, right after the family.
+        port = withUnsafeBytes(of: storage) { UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self)) }
+        listenSocket = descriptor
+    }
+
+    deinit {
+        stop()
+        if listenSocket >= 0 { close(listenSocket) }
+    }
+
+    /// The address viewers open.
+    var url: String { "http://\(settings.urlHost):\(port)/" + (settings.token == nil ? "" : "?token=…") }
+
+    /// Starts the publisher and the HTTP threads.
+    func start(sources: Sources) throws(LiveViewError) {
+        self.sources = sources
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        daemon = jh_mhd_start(
+            listenSocket, LiveViewServer.handleRequest, context, Self.connectionLimit, Self.connectionLimit,
+            Self.idleTimeout, Self.requestMemory, 512 * 1024)
+        guard daemon != nil else { throw LiveViewError(description: "--http: libmicrohttpd could not start its threads") }
+        publisherStarted = true
+        WorkerThread.start(name: "jackhost-live") { [self] in
+            var next = monotonicSeconds()
+            let builder = LiveViewSnapshotBuilder(sources: sources, meter: meter)
+            while !feed.isStopping {
+                feed.publish(builder.build(now: monotonicSeconds()))
+                next += 1 / Self.updateRate
+                let wait = next - monotonicSeconds()
+                if wait > 0 { usleep(UInt32(wait * 1_000_000)) } else { next = monotonicSeconds() }
+            }
+            publisherDone.withLock { $0 = true }
+        }
+    }
+
+    /// Ends every event stream, stops the HTTP threads and the publisher. Idempotent.
+    func stop() {
+        feed.stop()
+        if let daemon {
+            MHD_stop_daemon(daemon)
+            self.daemon = nil
+        }
+        if publisherStarted {
+            while !publisherDone.withLock({ $0 }) { usleep(1000) }
+            publisherStarted = false
+        }
+    }
+
+    // MARK: Requests (MHD's connection threads)
+
+    /// What a request is answered with.
+    enum Route: Equatable {
+        case page
+        case events(channel: Int)
+        case state
+        case notFound, methodNotAllowed, unauthorized
+    }
+
+    /// Decides a request's answer from its method, path and token (pure: tested without a socket).
+    static func route(method: String, path: String, token: String?, expected: String?, channel: String?) -> Route {
+        guard method == "GET" || method == "HEAD" else { return .methodNotAllowed }
+        if let expected, !LiveViewSettings.tokenMatches(token, expected: expected) { return .unauthorized }
+        switch path {
+        case "/", "/index.html": return .page
+        case "/events": return .events(channel: channel.flatMap { Int($0) }.map { max(0, min($0, 1023)) } ?? 0)
+        case "/state.json": return .state
+        default: return .notFound
+        }
+    }
+
+    private static let handleRequest: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
+        let server = Unmanaged<LiveViewServer>.fromOpaque(context!).takeUnretainedValue()
+        return server.answer(connection!, path: url.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "")
+    }
+
+    private func answer(_ connection: OpaquePointer, path: String, method: String) -> MHD_Result {
+        func argument(_ kind: MHD_ValueKind, _ key: String) -> String? {
+            MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
+        }
+        var token = argument(.GET_ARGUMENT_KIND, "token")
+        if token == nil, let header = argument(.HEADER_KIND, "Authorization"), header.hasPrefix("Bearer ") {
+            token = String(header.dropFirst(7))
+        }
+        switch Self.route(method: method, path: path, token: token, expected: settings.token, channel: argument(.GET_ARGUMENT_KIND, "channel")) {
+        case .page:
+            return Self.send(connection, status: 200, type: "text/html; charset=utf-8", body: Array(LiveViewPage.html.utf8))
+        case .state:
+            return Self.send(connection, status: 200, type: "application/json", body: Array(feed.event(channel: nil, spectrum: spectrum).utf8))
+        case .events(let channel):
+            let stream = Unmanaged.passRetained(LiveViewStream(feed: feed, spectrum: spectrum, channel: channel)).toOpaque()
+            guard
+                let response = MHD_create_response_from_callback(
+                    UInt64.max, 64 * 1024, LiveViewStream.read, stream, LiveViewStream.release)
+            else {
+                Unmanaged<LiveViewStream>.fromOpaque(stream).release()
+                return .NO
+            }
+            MHD_add_response_header(response, "Content-Type", "text/event-stream")
+            MHD_add_response_header(response, "Cache-Control", "no-store")
+            let result = MHD_queue_response(connection, 200, response)
+            MHD_destroy_response(response)
+            return result
+        case .notFound:
+            return Self.send(connection, status: 404, type: "text/plain", body: Array("not found: the live view serves / and /events\n".utf8))
+        case .methodNotAllowed:
+            return Self.send(connection, status: 405, type: "text/plain", body: Array("read-only: GET only\n".utf8), allow: true)
+        case .unauthorized:
+            return Self.send(connection, status: 401, type: "text/plain", body: Array("a token is required: add ?token=TOKEN\n".utf8))
+        }
+    }
+
+    private static func send(_ connection: OpaquePointer, status: UInt32, type: String, body: [UInt8], allow: Bool = false) -> MHD_Result {
+        var body = body
+        guard let response = MHD_create_response_from_buffer(body.count, &body, .RESPMEM_MUST_COPY) else { return .NO }
+        MHD_add_response_header(response, "Content-Type", type)
+        MHD_add_response_header(response, "Cache-Control", "no-store")
+        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+        if allow { MHD_add_response_header(response, "Allow", "GET, HEAD") }
+        let result = MHD_queue_response(connection, status, response)
+        MHD_destroy_response(response)
+        return result
+    }
+}
+
+/// One viewer's event stream: at most one event in hand, the newest.
+final class LiveViewStream: @unchecked Sendable {
+    // @unchecked: MHD calls `read` for one connection from that connection's thread only.
+    /// Where snapshots come from.
+    let feed: LiveViewFeed
+    /// Where this viewer's spectrum comes from.
+    let spectrum: SpectrumAnalyser
+    /// The channel whose spectrum this viewer watches, 0-based.
+    let channel: Int
+    private var sequence = -1
+    private var pending: [UInt8] = []
+    private var offset = 0
+
+    /// A stream that starts with the reconnect delay, then sends each newer snapshot.
+    init(feed: LiveViewFeed, spectrum: SpectrumAnalyser, channel: Int) {
+        self.feed = feed
+        self.spectrum = spectrum
+        self.channel = channel
+        // Tell EventSource to retry after a second if the stream ends.
+        pending = Array("retry: 1000\n\n".utf8)
+    }
+
+    /// MHD's content reader: `context` is an unmanaged stream, retained until ``release``.
+    static let read: MHD_ContentReaderCallback = { context, _, buffer, capacity in
+        Unmanaged<LiveViewStream>.fromOpaque(context!).takeUnretainedValue().fill(buffer!, capacity: capacity)
+    }
+
+    /// Drops the stream's reference when MHD closes the connection.
+    static let release: MHD_ContentReaderFreeCallback = { context in
+        Unmanaged<LiveViewStream>.fromOpaque(context!).release()
+    }
+
+    /// Copies the rest of the current event, or waits (up to a second) for a newer snapshot.
+    /// -1 ends the stream (the server stops).
+    func fill(_ buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        if offset >= pending.count {
+            guard let next = feed.waitForSnapshot(after: sequence, timeout: 1) else { return -1 }
+            if next == sequence {
+                pending = Array(": keep-alive\n\n".utf8)
+            } else {
+                sequence = next
+                pending = Array(("data: " + feed.event(channel: channel, spectrum: spectrum) + "\n\n").utf8)
+            }
+            offset = 0
+        }
+        let count = min(capacity, pending.count - offset)
+        pending.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        offset += count
+        return count
+    }
+}
+
+/// The latest snapshot, and a condition variable the event streams wait on.
+final class LiveViewFeed: @unchecked Sendable {
+    // @unchecked: every field is guarded by `mutex`.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var sequence = 0
+    private var latest = "{}"
+    private var stopping = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    /// Whether ``stop()`` was called.
+    var isStopping: Bool { locked { stopping } }
+
+    /// Replaces the snapshot (JSON without its closing brace) and wakes the streams.
+    func publish(_ snapshot: String) {
+        locked {
+            latest = snapshot
+            sequence += 1
+            pthread_cond_broadcast(condition)
+        }
+    }
+
+    /// Wakes every stream to end.
+    func stop() {
+        locked {
+            stopping = true
+            pthread_cond_broadcast(condition)
+        }
+    }
+
+    /// The sequence number of a snapshot newer than `after` (or `after` again on timeout);
+    /// nil when the server stops.
+    func waitForSnapshot(after: Int, timeout: Double) -> Int? {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(timeout * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        return locked {
+            while !stopping && sequence == after {
+                if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+            }
+            return stopping ? nil : sequence
+        }
+    }
+
+    /// The snapshot as one JSON object, with `channel`'s spectrum (null until there is one).
+    func event(channel: Int?, spectrum analyser: SpectrumAnalyser) -> String {
+        let common = locked { latest }
+        guard common.count > 2 else { return common }
+        var spectrumJSON = "null"
+        if let channel, let spectrum = analyser.spectrum(of: channel) {
+            let bytes = SpectrumAnalyser.quantise(spectrum.decibels)
+            spectrumJSON =
+                "{\"channel\":\(spectrum.channel),\"rate\":\(Int(spectrum.sampleRate)),\"size\":\(spectrum.size),\"bins\":\"\(Data(bytes).base64EncodedString())\"}"
+        }
+        return common + ",\"spectrum\":\(spectrumJSON)}"
+    }
+}

@@ -1,0 +1,172 @@
+import JackHost
+import JackHostConsumers
+
+/// The options that shape a recording's takes: channel files, time stamps, aligned and
+/// retained log segments, and triggered takes with pre-roll. Parsed and checked before JACK is
+/// touched; ``apply(to:)`` hands them to the recorder.
+struct TakeOptions {
+    var channelFiles = false
+    var sidecar = false
+    var broadcastWave = true
+    var alignSplits = false
+    var keepSeconds: Double?
+    var trigger: TakeTrigger?
+    var preRollSeconds = 0.0
+
+    /// The longest pre-roll: the buffer is memory, allocated once.
+    static let preRollRange = 0.0...600.0
+
+    /// The options' table, shared by `record` and `run`.
+    static let table: [OptionSpec] = [
+        OptionSpec(
+            "channel-files", help: "one mono file per input, NAME_in_1.wav, NAME_in_2.wav, ... (named after the port's pretty-name when it has one)"),
+        OptionSpec("sidecar", help: "write NAME.json beside each file: the first sample's wall-clock and JACK frame time, the ports, the losses"),
+        OptionSpec("no-bext", help: "leave out the Broadcast Wave bext chunk (time reference) that WAV, RF64 and W64 files carry"),
+        OptionSpec("align", help: "with --split DURATION: start files on wall-clock multiples of it (14:00:00, 15:00:00 for 1h)"),
+        OptionSpec("keep", value: "AGE", help: "remove this logger's own segments older than AGE (90m, 12h, 7d, 2w); needs a dated name"),
+        OptionSpec("pre-roll", value: "SECONDS", help: "start each triggered take this long before its trigger, 0 to 600 (default: 0)"),
+        OptionSpec("transport", help: "record a take while JACK transport rolls"),
+        OptionSpec("freewheel", help: "record a take while the server freewheels"),
+        OptionSpec("trigger", value: "LEVEL", help: "record a take from the first frame any input reaches LEVEL (e.g. -40dBFS)"),
+        OptionSpec("hold", value: "DURATION", help: "with --trigger: stop after DURATION below LEVEL (e.g. 2s, 500ms; default: 2s)"),
+        OptionSpec("signal-trigger", help: "SIGUSR1 starts a take, SIGUSR2 stops it"),
+    ]
+
+    /// The option names, for "applies to --record" checks.
+    static var names: [String] { table.map(\.long) }
+
+    init() {}
+
+    /// Reads the options for a recording named `name` with `split`.
+    init(parsed: ParsedArguments, name: TakeFiles.TakeName, split: SplitLimit?) throws(UsageError) {
+        channelFiles = parsed.has("channel-files")
+        sidecar = parsed.has("sidecar")
+        broadcastWave = !parsed.has("no-bext")
+        let toStandardOutput = name == .exact("-")
+        if toStandardOutput {
+            for option in ["channel-files", "sidecar", "keep"] where parsed.has(option) || parsed.value(option) != nil {
+                throw UsageError("--\(option) needs files; it does not apply to standard output")
+            }
+        }
+        if parsed.has("align") {
+            guard case .seconds(let seconds)? = split else {
+                throw UsageError("--align needs --split DURATION (for example --split 1h --align)")
+            }
+            guard seconds >= 1, seconds == seconds.rounded(), 86_400.0.truncatingRemainder(dividingBy: seconds) == 0 else {
+                throw UsageError("--align needs a --split duration that divides a day into whole seconds (1s, 15m, 1h, 6h, 24h, ...)")
+            }
+            alignSplits = true
+        }
+        if let text = parsed.value("keep") {
+            guard let seconds = SegmentRetention.parseKeep(text) else {
+                throw UsageError("--keep \(ValueParsing.shown(text)) is not an age; \(SegmentRetention.acceptedKeep)")
+            }
+            guard let template = name.retentionTemplate else {
+                throw UsageError(
+                    "--keep removes dated segments; name the take with a date template such as 'log-%Y%m%d-%H%M%S.wav', or leave FILE out")
+            }
+            do { try SegmentRetention.validate(template: template) } catch { throw UsageError(error.description) }
+            keepSeconds = seconds
+        }
+        var triggers: [TakeTrigger] = []
+        if parsed.has("transport") { triggers.append(.transport) }
+        if parsed.has("freewheel") { triggers.append(.freewheel) }
+        if parsed.has("signal-trigger") { triggers.append(.request) }
+        if let text = parsed.value("trigger") {
+            let hold = try parsed.value("hold").map { text throws(UsageError) in try Self.hold(text) } ?? 2
+            triggers.append(.level(thresholdDBFS: try Self.level(text), holdSeconds: hold))
+        } else if parsed.value("hold") != nil {
+            throw UsageError("--hold applies to --trigger LEVEL; add --trigger or leave it out")
+        }
+        if triggers.count > 1 {
+            throw UsageError("give one of --transport, --freewheel, --trigger LEVEL and --signal-trigger; a take has one trigger")
+        }
+        trigger = triggers.first
+        if let text = parsed.value("pre-roll") {
+            guard trigger != nil else {
+                throw UsageError("--pre-roll applies to triggered takes; add --transport, --freewheel, --trigger LEVEL or --signal-trigger")
+            }
+            preRollSeconds = try ValueParsing.number(text, option: "pre-roll", unit: "seconds", range: Self.preRollRange)
+        }
+        if trigger != nil && toStandardOutput {
+            throw UsageError("triggered takes are files, one per take; record to a FILE, not standard output")
+        }
+    }
+
+    /// `-40dBFS`, `-40dB` or `-40`: a level from -120 to 0 dBFS.
+    static func level(_ text: String) throws(UsageError) -> Double {
+        var number = Substring(text)
+        for suffix in ["dBFS", "dbfs", "dB", "db"] where number.hasSuffix(suffix) {
+            number = number.dropLast(suffix.count)
+            break
+        }
+        let negative = number.hasPrefix("-")
+        let magnitude = negative ? String(number.dropFirst()) : String(number)
+        let range = TakeTrigger.thresholdRange
+        guard let value = ValueParsing.decimal(magnitude).map({ negative ? -$0 : $0 }), range.contains(value) else {
+            throw UsageError("--trigger \(ValueParsing.shown(text)) is not a level from -120 to 0 dBFS; write it like -40dBFS")
+        }
+        return value
+    }
+
+    /// `2s`, `500ms`, `1m` or plain seconds, 0 to an hour.
+    static func hold(_ text: String) throws(UsageError) -> Double {
+        var number = Substring(text)
+        var scale = 1.0
+        if number.hasSuffix("ms") {
+            number = number.dropLast(2)
+            scale = 0.001
+        } else if number.hasSuffix("s") {
+            number = number.dropLast()
+        } else if number.hasSuffix("m") {
+            number = number.dropLast()
+            scale = 60
+        }
+        guard let value = ValueParsing.decimal(String(number)).map({ $0 * scale }), TakeTrigger.holdRange.contains(value) else {
+            throw UsageError("--hold \(ValueParsing.shown(text)) is not a duration from 0 to 1h; write it like 2s or 500ms")
+        }
+        return value
+    }
+
+    /// Hands the options to the recorder; `host` names channel files and describes inputs.
+    func apply(to recorder: Recorder, host: CaptureHost, name: TakeFiles.TakeName) {
+        recorder.channelFiles = channelFiles
+        recorder.sidecar = sidecar
+        recorder.broadcastWave = broadcastWave
+        recorder.alignSplits = alignSplits
+        recorder.trigger = trigger
+        recorder.preRollSeconds = preRollSeconds
+        if trigger != nil { recorder.numberEveryFile() }
+        if let keepSeconds, let template = name.retentionTemplate {
+            recorder.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
+        }
+        // Both run on the recorder's thread when a segment opens, which can be before start()
+        // has connected every input: wait for the wiring (milliseconds; the ring holds the audio).
+        recorder.channelName = { [weak host] index in
+            guard let host else { return nil }
+            host.waitForInitialWiring(timeout: Self.wiringWait)
+            return Self.channelName(index, host: host)
+        }
+        recorder.describeInputs = { [weak host] in
+            guard let host else { return [] }
+            host.waitForInitialWiring(timeout: Self.wiringWait)
+            return host.inputPortNames.map { port in
+                RecorderInput(port: port, prettyName: host.prettyName(ofPort: port), connections: host.connections(ofInput: port))
+            }
+        }
+    }
+
+    /// How long a segment that opens during start-up waits for the initial connections.
+    static let wiringWait = 2.0
+
+    /// A channel file's name: the input's own pretty-name when someone gave it one (jackhost
+    /// sets "Input N"), else the pretty-name of its one source, else nil (`in_N`).
+    static func channelName(_ index: Int, host: CaptureHost) -> String? {
+        let ports = host.inputPortNames
+        guard index < ports.count else { return nil }
+        if let own = host.prettyName(ofPort: ports[index]), own != "Input \(index + 1)", !own.isEmpty { return own }
+        let sources = host.connections(ofInput: ports[index])
+        if sources.count == 1, let theirs = host.prettyName(ofPort: sources[0]), !theirs.isEmpty { return theirs }
+        return nil
+    }
+}

@@ -1,0 +1,167 @@
+import Glibc
+import JackHost
+
+/// Removes a logger's own segments once they are older than a retention period (`--keep 7d`),
+/// and nothing else.
+///
+/// A file is removed only when all of these hold:
+/// - it is in the template's directory (never below or above it);
+/// - it is a regular file (by `lstat`: symbolic links, directories and anything else stay);
+/// - its name is exactly one the template makes: the fields parse back to a valid local time
+///   with the same digits, followed only by uniqueness or segment counters (`-2`, `-0003`, at
+///   most two), an optional channel suffix (`_in_1`), the template's extension, and optionally
+///   a `.json` sidecar suffix (`log-20261201-140000.wav.json`);
+/// - the time its name gives is more than the retention period before `now` (fields the
+///   template lacks count at their latest, so a file is never judged older than it is);
+/// - it is not one of the files being written, nor the sidecar of one.
+///
+/// A template without a full date (a year, and a month and day or a day of the year) cannot
+/// tell a file's age, so it removes nothing; ``validate(template:)`` refuses it before the run.
+public struct SegmentRetention: Sendable {
+    /// One file that could not be removed.
+    public struct Failure: Sendable, Equatable {
+        /// The file.
+        public var path: String
+        /// Why, as strerror's text.
+        public var reason: String
+    }
+
+    /// What one sweep did.
+    public struct Sweep: Sendable, Equatable {
+        /// The files removed, in name order.
+        public var removed: [String]
+        /// The files that matched but could not be removed.
+        public var failures: [Failure]
+    }
+
+    /// The shortest and longest retention periods: a minute to ten years.
+    public static let keepRange = 60.0...(3652.0 * 86400)
+    /// The accepted values in words, for messages.
+    public static let acceptedKeep = "use a number with s, m, h, d or w, from 1m to 520w (for example 90m, 12h, 7d, 2w)"
+
+    /// The template, as given.
+    public let template: String
+    /// How long a segment is kept after the time in its name, in seconds.
+    public let keepSeconds: Double
+    /// The parsed template; nil when it is not valid.
+    private let parsed: NameTemplate?
+
+    /// Keeps the files of `template` (a ``TakeFiles/TakeName/template(_:)`` or an automatic
+    /// name's ``TakeFiles/TakeName/retentionTemplate``) for `keepSeconds` after their time.
+    public init(template: String, keepSeconds: Double) {
+        self.template = template
+        self.keepSeconds = keepSeconds
+        parsed = try? NameTemplate(parsing: template)
+    }
+
+    /// Checks before the run that `template` is valid and gives every file's date, so that
+    /// retention can tell a file's age from its name.
+    public static func validate(template: String) throws(RecorderError) {
+        guard try NameTemplate(parsing: template).hasDate else {
+            throw .invalidTemplate(template: template, reason: "--keep needs a date in the name; add %Y%m%d (or %Y and %j)")
+        }
+    }
+
+    /// Parses a retention period: a plain decimal (no sign, exponent or hexadecimal) and a unit,
+    /// `s`econds, `m`inutes, `h`ours, `d`ays or `w`eeks (`90s`, `30m`, `12h`, `7d`, `2w`); nil
+    /// when it is malformed or outside ``keepRange``.
+    public static func parseKeep(_ text: String) -> Double? {
+        guard let unit = text.last, let number = SplitLimit.plainDecimal(text.dropLast()) else { return nil }
+        let multiplier: Double
+        switch unit {
+        case "s": multiplier = 1
+        case "m": multiplier = 60
+        case "h": multiplier = 3600
+        case "d": multiplier = 86400
+        case "w": multiplier = 7 * 86400
+        default: return nil
+        }
+        let seconds = number * multiplier
+        return keepRange.contains(seconds) ? seconds : nil
+    }
+
+    /// Removes the template's files older than `now` minus the retention period, except those
+    /// in `protecting` (the files open for writing) and their sidecars.
+    public func sweep(now: time_t, protecting: Set<String>) -> Sweep {
+        var result = Sweep(removed: [], failures: [])
+        guard let parsed, parsed.hasDate else { return result }
+        let directory = parsed.directory
+        // The protected files by identity too, so `./log.wav` and `log.wav` are one file.
+        var protectedIdentities: Set<[UInt64]> = []
+        for path in protecting {
+            var status = stat()
+            if lstat(path, &status) == 0 { protectedIdentities.insert([UInt64(status.st_dev), UInt64(status.st_ino)]) }
+        }
+        guard let stream = opendir(directory.isEmpty ? "." : directory) else { return result }
+        var candidates: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard case let (time, isSidecar)? = match(name, parsed), Double(now) - Double(time) > keepSeconds else { continue }
+            let path = TakeFiles.joined(directory, String(decoding: name, as: UTF8.self))
+            let written = isSidecar ? String(path.dropLast(5)) : path
+            if protecting.contains(path) || protecting.contains(written) { continue }
+            candidates.append(path)
+        }
+        closedir(stream)
+        for path in candidates.sorted() {
+            var status = stat()
+            guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
+            if protectedIdentities.contains([UInt64(status.st_dev), UInt64(status.st_ino)]) { continue }
+            if isSidecarOfProtected(path, protectedIdentities) { continue }
+            if unlink(path) == 0 {
+                result.removed.append(path)
+            } else if errno != ENOENT {
+                result.failures.append(Failure(path: path, reason: TakeFiles.reason(errno)))
+            }
+        }
+        return result
+    }
+
+    /// Whether `path` is `FILE.json` for a protected FILE.
+    private func isSidecarOfProtected(_ path: String, _ identities: Set<[UInt64]>) -> Bool {
+        guard path.hasSuffix(".json") else { return false }
+        var status = stat()
+        return lstat(String(path.dropLast(5)), &status) == 0 && identities.contains([UInt64(status.st_dev), UInt64(status.st_ino)])
+    }
+
+    /// The time `name` gives and whether it is a `.json` sidecar, when it is a name the
+    /// template makes; nil otherwise.
+    private func match(_ name: [UInt8], _ template: NameTemplate) -> (time: time_t, isSidecar: Bool)? {
+        let json = Array(".json".utf8)
+        let ext = template.fileExtension.isEmpty ? [] : Array(".\(template.fileExtension)".utf8)
+        // `X.ext` or `X.ext.json` (for no extension, `X` or `X.json`).
+        var forms: [(stem: ArraySlice<UInt8>, isSidecar: Bool)] = []
+        if name.count > ext.count + json.count, name.suffix(json.count).elementsEqual(json),
+            name.dropLast(json.count).suffix(ext.count).elementsEqual(ext)
+        {
+            forms.append((name.dropLast(json.count + ext.count), true))
+        }
+        if name.count > ext.count, name.suffix(ext.count).elementsEqual(ext) {
+            forms.append((name.dropLast(ext.count), false))
+        }
+        for form in forms {
+            guard case let (time, length)? = template.time(atStartOf: form.stem) else { continue }
+            if Self.isSegmentSuffix(form.stem.dropFirst(length)) { return (time, form.isSidecar) }
+        }
+        return nil
+    }
+
+    /// Whether `rest` is what may follow a template's stem: at most two `-DIGITS` counters,
+    /// then optionally `_CHANNEL` with the characters of ``TakeFiles/channelFileNames(_:)``.
+    private static func isSegmentSuffix(_ rest: ArraySlice<UInt8>) -> Bool {
+        var rest = rest
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        for _ in 0..<2 {
+            guard rest.first == UInt8(ascii: "-") else { break }
+            let digits = rest.dropFirst().prefix(while: isDigit)
+            guard !digits.isEmpty else { return false }
+            rest = rest.dropFirst(1 + digits.count)
+        }
+        guard let first = rest.first else { return true }
+        guard first == UInt8(ascii: "_"), rest.count > 1 else { return false }
+        return rest.dropFirst().allSatisfy { byte in
+            isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+        }
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import JackHost
+import JackHostTesting
+import XCTest
+
+/// Takes that line up: one file per channel on the same frame, a Broadcast Wave time reference
+/// checked against JACK's own clock, and log segments split on wall-clock boundaries that
+/// continue each other exactly.
+final class TakeTimeTests: XCTestCase {
+    var workDirectory: URL!
+
+    override func setUpWithError() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-time-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    private func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
+
+    private func files(matching suffix: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(suffix) }.sorted()
+    }
+
+    // MARK: Channel files
+
+    /// `--channel-files`: one mono file per input, named after the source's pretty-name, all
+    /// starting on the same frame: read together, they are the sequence, bit-exact and aligned.
+    func testChannelFilesAreMonoAlignedToTheFrameAndNamedAfterTheirSources() throws {
+        try JACKFixture.withServer(captureChannels: 4) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 4, signal: .sequence)
+            defer { generator.stop() }
+            let result = try JackhostBinary.run([
+                "record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1", "--channel-files",
+                "--quiet",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            // The generator names its ports "Test signal N" (JACK metadata pretty-name).
+            let names = (1...4).map { "take_Test_signal_\($0).wav" }
+            XCTAssertEqual(try files(matching: ".wav"), names)
+            var channels: [[Float]] = []
+            for name in names {
+                XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(path(name)), .init(frames: 48000, channels: 1, sampleRate: 48000))
+                let read = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(path(name)))
+                XCTAssertEqual(try AudioFileCheck.readWithSox(path(name), channels: 1)[0], read.channels[0], "sox and libsndfile agree on \(name)")
+                channels.append(read.channels[0])
+            }
+            let report = SequenceCheck.verify(channels)
+            XCTAssertNil(report.firstMismatch, report.description)
+            XCTAssertGreaterThan(report.checkedFrames, 40000, report.description)
+        }
+    }
+
+    /// Channel files end together on every exit path: a signal, the server's death, and jackhost
+    /// itself killed with SIGKILL (the headers are rewritten together every half second). Each
+    /// time every file of the set is valid and holds as many frames as the others.
+    func testChannelFilesAreFinalisedTogetherOnEveryExitPath() throws {
+        try JACKFixture.serialized {
+            for (index, ending) in ["SIGINT", "server lost", "SIGKILL"].enumerated() {
+                let name = PrivateJACKServer.uniqueName(prefix: "jhtest")
+                let server = PrivateJACKServer(name: name, captureChannels: 3, synchronous: true)
+                try server.start()
+                defer { server.stop() }
+                let generator = try TestSignalSource(name: "jhgen", server: name, channels: 3, signal: .sequence)
+                let stem = "exit\(index)"
+                let child = try JackhostBinary.start(
+                    ["record", path("\(stem).wav"), "-s", name, "--connect", "jhgen:out_.*", "--channel-files", "--no-reconnect", "--no-meter"],
+                    directory: workDirectory)
+                usleep(1_500_000)
+                switch ending {
+                case "SIGINT":
+                    child.signal(SIGINT)
+                    XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
+                case "server lost":
+                    server.crash()
+                    generator.abandon()
+                    XCTAssertEqual(child.wait(timeout: 10), 3, child.stderr)
+                default:
+                    child.signal(SIGKILL)
+                    _ = child.wait(timeout: 10)
+                }
+                if ending != "server lost" { generator.stop() }
+                let names = (1...3).map { "\(stem)_Test_signal_\($0).wav" }
+                var channels: [[Float]] = []
+                for file in names {
+                    let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path(file)), "\(ending): \(file) is readable")
+                    XCTAssertEqual(header.channels, 1)
+                    channels.append(try XCTUnwrap(AudioFileCheck.readWithLibsndfile(path(file))).channels[0])
+                }
+                let lengths = Set(channels.map(\.count))
+                XCTAssertEqual(lengths.count, 1, "\(ending): every channel file holds the same frames: \(channels.map(\.count))")
+                XCTAssertGreaterThan(channels[0].count, 24000, ending)
+                let report = SequenceCheck.verify(channels)
+                XCTAssertNil(report.firstMismatch, "\(ending): \(report.description)")
+                reliabilityFigures(
+                    "channel files, \(ending) mid-take",
+                    "3 mono files of \(channels.map(\.count).map(String.init).joined(separator: "/")) frames, all readable, bit-exact")
+            }
+        }
+    }
+
+    /// An input with no named source is `in_N`; `-` cannot take channel files (exit 2, one line).
+    func testChannelFilesWithoutPrettyNamesAreInNAndStandardOutputIsRefused() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let result = try JackhostBinary.run(["record", path("log.w64"), "-s", server.name, "-d", "0.2", "--channel-files", "--quiet"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(try files(matching: ".w64"), ["log_in_1.w64", "log_in_2.w64"])
+            let refused = try JackhostBinary.run(["record", "-", "-s", server.name, "-d", "0.2", "--channel-files"])
+            XCTAssertEqual(refused.status, 2, refused.stderr)
+            XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, refused.stderr)
+        }
+    }
+
+    // MARK: Broadcast Wave time reference
+
+    /// The `bext` time reference of a WAV and an RF64 take is the wall-clock time of the first
+    /// sample's JACK cycle, in samples since local midnight: checked against JACK's own clock
+    /// (the generator's frame time of the first sample, turned into time by `jack_frames_to_time`)
+    /// within one period. The sidecar carries the same frame time and time reference.
+    func testBroadcastWaveTimeReferenceMatchesTheCycleTimeWithinOnePeriod() throws {
+        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 256) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            for name in ["take.wav", "take.rf64", "take.w64"] {
+                let take = path(name)
+                let result = try JackhostBinary.run([
+                    "record", take, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1", "--sidecar", "--quiet",
+                ])
+                XCTAssertEqual(result.status, 0, result.stderr)
+                let bext = try XCTUnwrap(BroadcastChunk.read(take), "\(name) has a bext chunk")
+                XCTAssertEqual(bext.originator, "jackhost")
+                let sidecar = try XCTUnwrap(
+                    JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: take + ".json"))) as? [String: Any])
+                let first = try XCTUnwrap(sidecar["firstSample"] as? [String: Any])
+                XCTAssertEqual((first["timeReference"] as? NSNumber)?.uint64Value, bext.timeReference, "sidecar and bext agree")
+                XCTAssertEqual(sidecar["complete"] as? Bool, true)
+
+                // Independent: which generator frame is the take's first sample, and when JACK played it.
+                let channels = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(take)).channels
+                // sox is the independent reader. It opens W64 through its libsndfile plugin, which rescales a
+                // float file whose peak reaches full scale by 32767/32768 (a libsndfile-written W64 reads the
+                // same way), so sox is compared within 1e-4, and libsndfile's read is checked bit-exact.
+                let sox = try AudioFileCheck.readWithSox(take, channels: 2)
+                XCTAssertEqual(sox.map(\.count), channels.map(\.count), "\(name): sox reads as many frames")
+                let worst = zip(sox, channels).flatMap { zip($0, $1).map { abs($0 - $1) } }.max() ?? 1
+                XCTAssertLessThan(worst, 1e-4, "\(name): sox and libsndfile agree")
+                XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(take)?.frames, 48000, name)
+                let sequence = SequenceCheck.verify(channels)
+                XCTAssertNil(sequence.firstMismatch, "\(name): \(sequence.description)")
+                let sounding = try XCTUnwrap(channels[1].firstIndex { $0 != 0 }, "the take carries the signal")
+                let signalFrame = SequenceCheck.frame(at: sounding, in: channels)
+                let origin = try XCTUnwrap(generator.firstFrameTime)
+                let firstFrameTime = origin &+ UInt32(truncatingIfNeeded: signalFrame) &- UInt32(sounding)
+                XCTAssertEqual((first["jackFrameTime"] as? NSNumber)?.uint32Value, firstFrameTime, "the sidecar's frame time")
+                let jackNow = JackClient.microsecondClock
+                let wallNow = Date().timeIntervalSince1970
+                // The generator's own record of that cycle: a jack_frames_to_time now would extrapolate
+                // from a clock model that xruns since the take began have moved (seen: 6-16 ms late
+                // under the RealtimeSanitizer pass).
+                let cycleMicroseconds = try XCTUnwrap(generator.microseconds(atFrameTime: firstFrameTime), name)
+                let wall = wallNow - Double(Int64(jackNow) - Int64(cycleMicroseconds)) / 1e6
+                let midnight = Calendar.current.startOfDay(for: Date(timeIntervalSince1970: wall)).timeIntervalSince1970
+                let expected = (wall - midnight) * 48000
+                let difference = abs(Double(bext.timeReference) - expected)
+                XCTAssertLessThanOrEqual(difference, 256, "\(name): bext \(bext.timeReference) vs JACK's clock \(expected)")
+                XCTAssertEqual(bext.date.count, 10)
+                reliabilityFigures("bext time reference (\(name))", "\(Int(difference)) frames from JACK's clock (one period is 256)")
+            }
+        }
+    }
+
+    // MARK: Aligned log segments
+
+    /// `--split 1s --align` with a dated name template: every segment after the first starts
+    /// on a whole second of the time reference, is named after that second, and continues the
+    /// previous one exactly (time reference + frames), with no frame lost or repeated between them.
+    func testAlignedSplitsStartOnWallClockBoundariesAndContinueExactly() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let result = try JackhostBinary.run([
+                "record", path("log-%Y%m%d-%H%M%S.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "3.5",
+                "--split", "1s", "--align", "--quiet",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let segments = try files(matching: ".wav")
+            XCTAssertGreaterThanOrEqual(segments.count, 4, "\(segments)")
+            var joined: [[Float]] = [[], []]
+            var previous: (reference: UInt64, frames: Int)?
+            var total = 0
+            for (index, name) in segments.enumerated() {
+                let bext = try XCTUnwrap(BroadcastChunk.read(path(name)))
+                let read = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(path(name)))
+                if index > 0 {
+                    XCTAssertEqual(bext.timeReference % 48000, 0, "\(name) starts on a whole second")
+                    let seconds = Int(bext.timeReference / 48000)
+                    let stamp = String(format: "%02d%02d%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+                    XCTAssertTrue(name.hasSuffix("-\(stamp).wav"), "\(name) is named after its first second, \(stamp)")
+                }
+                if index > 0 && index < segments.count - 1 { XCTAssertEqual(read.header.frames, 48000, name) }
+                if let previous { XCTAssertEqual(bext.timeReference, previous.reference + UInt64(previous.frames), "\(name) continues") }
+                previous = (bext.timeReference, read.header.frames)
+                total += read.header.frames
+                for c in 0..<2 { joined[c] += read.channels[c] }
+            }
+            XCTAssertEqual(total, 168000, "--duration 3.5 in all segments together")
+            let report = SequenceCheck.verify(joined)
+            XCTAssertNil(report.firstMismatch, report.description)
+        }
+    }
+
+    /// `--keep 1h` on a dated template removes the logger's own segments older than an hour (and
+    /// their sidecars and channel files), and nothing else: not newer ones, not other names, not
+    /// another extension, not a link, not a file in another directory.
+    func testRetentionRemovesOnlyTheLoggersOwnOldSegments() throws {
+        let other = workDirectory.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let old = formatter.string(from: Date().addingTimeInterval(-3 * 3600))
+        let recent = formatter.string(from: Date().addingTimeInterval(-600))
+        let doomed = ["log-\(old).wav", "log-\(old).wav.json", "log-\(old)-2.wav", "log-\(old)_in_1.wav"]
+        let kept = ["log-\(recent).wav", "log-\(old).flac", "notes-\(old).wav", "log-\(old).wav.bak", "log-latest.wav"]
+        for name in doomed + kept { try Data("x".utf8).write(to: URL(fileURLWithPath: path(name))) }
+        try Data("x".utf8).write(to: other.appendingPathComponent("log-\(old).wav"))
+        try FileManager.default.createSymbolicLink(
+            atPath: path("log-\(formatter.string(from: Date().addingTimeInterval(-7200))).wav"), withDestinationPath: path("log-latest.wav"))
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let result = try JackhostBinary.run([
+                "record", path("log-%Y%m%d-%H%M%S.wav"), "-s", server.name, "-d", "0.3", "--keep", "1h", "--quiet",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: workDirectory.path))
+        for name in doomed { XCTAssertFalse(left.contains(name), "\(name) is the logger's own and older than an hour") }
+        for name in kept { XCTAssertTrue(left.contains(name), "\(name) is not the logger's to remove") }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: other.appendingPathComponent("log-\(old).wav").path), "another directory is left alone")
+        XCTAssertEqual(
+            left.filter { $0.hasPrefix("log-") && $0.hasSuffix(".wav") }.count, 4,
+            "the new segment, the recent one, the link and log-latest: \(left.sorted())")
+    }
+
+    /// --align needs a duration that divides the day; --keep needs a dated name (exit 2 each).
+    func testAlignAndKeepRefuseWhatTheyCannotDo() throws {
+        for arguments in [
+            ["record", path("a.wav"), "--align"],
+            ["record", path("a.wav"), "--split", "7m", "--align"],
+            ["record", path("a.wav"), "--split", "1G", "--align"],
+            ["record", path("a.wav"), "--keep", "7d"],
+            ["record", path("log-%H.wav"), "--keep", "7d"],
+            ["record", path("a.wav"), "--keep", "7x"],
+            ["record", path("a.wav"), "--pre-roll", "2"],
+            ["record", path("a.wav"), "--transport", "--freewheel"],
+            ["record", path("a.wav"), "--trigger", "-200dBFS"],
+            ["record", path("a.wav"), "--hold", "2s"],
+            ["run", "--meter", "--channel-files"],
+        ] {
+            let result = try JackhostBinary.run(arguments + ["-s", "jhtest-never-started"])
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(arguments): \(result.stderr)")
+        }
+        XCTAssertEqual(try files(matching: ""), [], "nothing was created")
+    }
+}
+
+/// An independent reader of the Broadcast Wave `bext` chunk of a RIFF, RF64 or Wave64 file (EBU Tech 3285).
+enum BroadcastChunk {
+    struct Fields {
+        var originator: String
+        var date: String
+        var time: String
+        var timeReference: UInt64
+    }
+
+    static func read(_ path: String) throws -> Fields? {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard data.count > 40 else { return nil }
+        func u32(_ offset: Int) -> UInt32 { data[offset..<offset + 4].enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * $1.offset) } }
+        func text(_ range: Range<Int>) -> String { String(decoding: data[range].prefix { $0 != 0 }, as: UTF8.self) }
+        let magic = String(decoding: data[0..<4], as: UTF8.self)
+        // Wave64: 16-byte GUID chunk names, 64-bit sizes that include the 24-byte chunk header, 8-byte alignment.
+        let wave64 = magic == "riff"
+        guard wave64 || magic == "RIFF" || magic == "RF64" else { return nil }
+        var offset = wave64 ? 40 : 12
+        while offset + (wave64 ? 24 : 8) <= data.count {
+            let id = String(decoding: data[offset..<offset + 4], as: UTF8.self)
+            let size = wave64 ? Int(UInt64(u32(offset + 16)) | UInt64(u32(offset + 20)) << 32) - 24 : Int(u32(offset + 4))
+            let body = offset + (wave64 ? 24 : 8)
+            if id == "bext" {
+                return Fields(
+                    originator: text(body + 256..<body + 288), date: text(body + 320..<body + 330),
+                    time: text(body + 330..<body + 338),
+                    timeReference: UInt64(u32(body + 338)) | UInt64(u32(body + 342)) << 32)
+            }
+            if id == "data" && size == 0xFFFF_FFFF { return nil }
+            offset = wave64 ? body + size + (8 - (body + size) % 8) % 8 : body + size + (size & 1)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,87 @@
+import Glibc
+import JackHost
+import XCTest
+
+@testable import JackHostConsumers
+
+/// The pieces of triggered and time-stamped takes, without a server.
+final class TakeTriggerTests: XCTestCase {
+    func testPreRollKeepsTheNewestFramesInOrder() {
+        let buffer = PreRollBuffer(capacityFrames: 5, bytesPerFrame: 4)
+        var values: [UInt32] = Array(0..<8)
+        values.withUnsafeBytes { buffer.append($0.baseAddress!, frames: 3) }  // 0 1 2
+        values.withUnsafeBytes { buffer.append($0.baseAddress! + 12, frames: 5) }  // 3...7 pushes out 0 1 2
+        XCTAssertEqual(buffer.frameCount, 5)
+        var drained: [UInt32] = []
+        buffer.drain { bytes, count in drained += UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) }
+        XCTAssertEqual(drained, [3, 4, 5, 6, 7])
+        XCTAssertEqual(buffer.frameCount, 0)
+        values = Array(100..<120)
+        values.withUnsafeBytes { buffer.append($0.baseAddress!, frames: 20) }  // larger than the capacity at once
+        drained = []
+        buffer.drain { bytes, count in drained += UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) }
+        XCTAssertEqual(drained, [115, 116, 117, 118, 119])
+    }
+
+    func testLevelGateStartsOnTheFirstLoudFrameAndStopsAfterTheHold() {
+        let gate = TriggerGate(trigger: .level(thresholdDBFS: -40, holdSeconds: 0.001), sampleRate: 4000)  // hold: 4 frames
+        let samples: [Float] = [0, 0.001, 0.02, 0.5, 0, 0, 0, 0.009, 0, 0.3]
+        let peak = { (i: Int) in abs(samples[i]) }
+        XCTAssertEqual(gate.nextChange(from: 0, frames: samples.count, transportRolling: false, freewheeling: false, peak: peak), 2)
+        gate.setRecording(true)
+        // Quiet from frame 4: frames 4, 5, 6, 7 (0.009 < 0.01) make the hold; the take ends after frame 7.
+        XCTAssertEqual(gate.nextChange(from: 2, frames: samples.count, transportRolling: false, freewheeling: false, peak: peak), 8)
+        gate.setRecording(false)
+        XCTAssertEqual(gate.nextChange(from: 8, frames: samples.count, transportRolling: false, freewheeling: false, peak: peak), 9)
+        XCTAssertEqual(TriggerGate.amplitude(dBFS: -40), 0.01, accuracy: 1e-12)
+    }
+
+    func testTransportFreewheelAndRequestGatesChangeAtTheBlock() {
+        let never = { (_: Int) -> Float in 0 }
+        let transport = TriggerGate(trigger: .transport, sampleRate: 48000)
+        XCTAssertNil(transport.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never))
+        XCTAssertEqual(transport.nextChange(from: 0, frames: 64, transportRolling: true, freewheeling: false, peak: never), 0)
+        transport.setRecording(true)
+        XCTAssertNil(transport.nextChange(from: 0, frames: 64, transportRolling: true, freewheeling: false, peak: never))
+        XCTAssertEqual(transport.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
+
+        let freewheel = TriggerGate(trigger: .freewheel, sampleRate: 48000)
+        XCTAssertEqual(freewheel.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: true, peak: never), 0)
+
+        let request = TriggerGate(trigger: .request, sampleRate: 48000)
+        XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never))
+        request.requestStop()
+        XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), "no take to stop")
+        request.requestStart()
+        XCTAssertEqual(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
+        request.setRecording(true)
+        XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never))
+        request.requestStop()
+        XCTAssertEqual(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
+    }
+
+    func testTimelineCountsSamplesFromTheCycleTimeAndFindsBoundaries() {
+        setenv("TZ", "UTC", 1)
+        tzset()
+        defer {
+            unsetenv("TZ")
+            tzset()
+        }
+        // A cycle that started 0.5 s before "now" = 14:59:59.75 UTC on some day.
+        let day = 20_000.0 * 86400
+        let now = day + 14 * 3600 + 59 * 60 + 59.75 + 0.5
+        let stamp = AudioTimestamp(frameTime: UInt32.max - 99, microseconds: 1_000_000, sequence: 0, xrunSincePreviousCycle: false)
+        var timeline = TakeTimeline(anchor: stamp, sampleRate: 48000, realtimeNow: now, jackNow: 1_500_000)
+        XCTAssertEqual(timeline.anchorTimeReference, Int64((14 * 3600 + 59 * 60 + 59.75) * 48000))
+        let anchor = timeline.anchorPosition
+        // The frame counter wraps; positions do not.
+        XCTAssertEqual(timeline.position(ofFrameTime: 100, earliest: 0), anchor + 200)
+        let boundary = timeline.nextBoundary(atOrAfter: anchor + 1, periodFrames: 3600 * 48000)
+        XCTAssertEqual(timeline.timeReference(at: boundary), 15 * 3600 * 48000, "15:00:00")
+        XCTAssertEqual(boundary - anchor, 12000, "a quarter second after the anchor")
+        XCTAssertEqual(timeline.wallClock(at: boundary), day + 15 * 3600, accuracy: 1e-6)
+        // Past midnight the BWF time reference starts again from 0: 00:00:01 the next day.
+        XCTAssertEqual(timeline.bextTimeReference(at: anchor + 12000 + Int64(9 * 3600 + 1) * 48000), 48000)
+        XCTAssertEqual(timeline.frameTime(at: anchor + 200), 100)
+    }
+}

@@ -53,6 +53,9 @@ final class CaptureEngine: @unchecked Sendable {
     let connectionsChanged = Atomic<Bool>(false)
     /// Set by the port-registration callback; the monitor thread checks the capture ports.
     let portsChanged = Atomic<Bool>(false)
+    /// Ports unregistered anywhere in the graph, counted by the port-registration callback: a
+    /// source that goes away and returns between two looks of the monitor leaves only this trace.
+    let portUnregistrations = Atomic<Int>(0)
     /// Set by the shutdown callback when the server goes away.
     let serverLost = Atomic<Bool>(false)
     /// Whether the server is freewheeling.
@@ -240,9 +243,10 @@ final class CaptureEngine: @unchecked Sendable {
                     .connectionsChanged.store(true, ordering: .releasing)
             }, context: context)
         client.setPortRegistrationCallback(
-            { _, _, context in
-                Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
-                    .portsChanged.store(true, ordering: .releasing)
+            { _, registered, context in
+                let engine = Unmanaged<CaptureEngine>.fromOpaque(context!).takeUnretainedValue()
+                if registered == 0 { engine.portUnregistrations.add(1, ordering: .relaxed) }
+                engine.portsChanged.store(true, ordering: .releasing)
             }, context: context)
         // The client is dead when this runs: only signal; the host's monitor thread cleans up.
         client.setShutdownCallback(

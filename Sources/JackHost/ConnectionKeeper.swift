@@ -24,7 +24,14 @@ extension JackClient: PortGraph {}
 /// - A connection that disappears while running is watched for `graceSeconds`: if its source
 ///   vanishes meanwhile (a client quitting deactivates first, then removes its ports), it is
 ///   restored, with no deadline, when the source returns; if the source stays, someone
-///   disconnected it on purpose and it is forgotten.
+///   disconnected it on purpose and it is forgotten. A source that vanished and came back
+///   between two looks (a netjack2 slave's driver re-registering its ports when its master
+///   returns) is told apart by a port unregistration since the previous look: its connection
+///   is restored. A deliberate disconnect that coincides with some port going away is restored
+///   too; that is the price of not missing a returning source.
+/// - A restore waiting for a returning source keeps waiting when it is refused (the source's
+///   client may take long to become active again); restores after a reconnect give up at their
+///   deadline and are reported.
 struct ConnectionKeeper {
     /// A connection waiting to be made.
     struct Restore: Equatable {
@@ -44,7 +51,9 @@ struct ConnectionKeeper {
     /// Connections still to make.
     private(set) var pending: [Restore] = []
     /// Lost connections whose source still existed, watched until the time given.
-    private var recentlyLost: [(source: String, destination: String, until: Double)] = []
+    private var recentlyLost: [(source: String, destination: String, until: Double, portsWentAway: Bool)] = []
+    /// The graph's port-unregistration count at the last look.
+    private var unregistrationsSeen = 0
 
     init(restoreTimeout: Double, graceSeconds: Double = 2) {
         self.restoreTimeout = restoreTimeout
@@ -57,11 +66,14 @@ struct ConnectionKeeper {
     }
 
     /// Re-reads the wiring: connections that disappeared since the last look start being watched.
-    mutating func observe(_ graph: some PortGraph, inputs: [String], now: Double) {
+    /// `unregistrations` is the graph's running count of unregistered ports.
+    mutating func observe(_ graph: some PortGraph, inputs: [String], now: Double, unregistrations: Int = 0) {
         let current = inputs.map { graph.connections(ofPortNamed: $0) }
+        let portsWentAway = unregistrations != unregistrationsSeen
+        unregistrationsSeen = unregistrations
         for (index, previous) in known.enumerated() where index < current.count {
             for source in previous where !current[index].contains(source) {
-                recentlyLost.append((source, inputs[index], now + graceSeconds))
+                recentlyLost.append((source, inputs[index], now + graceSeconds, portsWentAway))
             }
         }
         known = current
@@ -72,7 +84,7 @@ struct ConnectionKeeper {
     mutating func settleLost(_ graph: some PortGraph, now: Double) {
         guard !recentlyLost.isEmpty else { return }
         recentlyLost = recentlyLost.filter { entry in
-            if !graph.portExists(entry.source) {
+            if !graph.portExists(entry.source) || entry.portsWentAway {
                 pending.append(Restore(source: entry.source, destination: entry.destination, deadline: nil))
                 return false
             }
@@ -97,6 +109,8 @@ struct ConnectionKeeper {
     mutating func planRestore(_ wiring: [[String]], inputs: [String], extra: [(String, String)] = [], now: Double) {
         pending = []
         recentlyLost = []
+        // A new session has a new engine, whose unregistration count starts at zero.
+        unregistrationsSeen = 0
         let deadline = now + restoreTimeout
         for (index, sources) in wiring.enumerated() where index < inputs.count {
             for source in sources { pending.append(Restore(source: source, destination: inputs[index], deadline: deadline)) }
@@ -119,9 +133,7 @@ struct ConnectionKeeper {
                     if expired {
                         failures.append(error)
                     } else {
-                        var again = restore
-                        again.deadline = min(restore.deadline ?? .infinity, now + restoreTimeout)
-                        kept.append(again)
+                        kept.append(restore)
                     }
                 }
                 continue

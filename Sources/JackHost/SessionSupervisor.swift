@@ -108,7 +108,9 @@ final class SessionSupervisor: @unchecked Sendable {
             // uses), so the flag alone would miss that the source went away.
             tick &+= 1
             if engine.connectionsChanged.exchange(false, ordering: .acquiring) || tick % 25 == 0 {
-                keeper.observe(live.client, inputs: live.view.portNames, now: now)
+                keeper.observe(
+                    live.client, inputs: live.view.portNames, now: now,
+                    unregistrations: engine.portUnregistrations.load(ordering: .relaxed))
             }
             // Also re-count now and then: a registration callback can arrive before the port
             // list reflects the change, and the flag is then already consumed.

@@ -175,6 +175,9 @@ final class CaptureSession {
             throw UsageError(reason)
         }
         link?.sendReady(pluginName: plugins.first?.name ?? "")
+        // Failures after this point (restores after a server restart or a source that did not
+        // come back in time) are reported with the summary: nothing is lost silently.
+        let failuresAtStart = host.connectionFailures.count
         for failure in host.connectionFailures { printError("warning: \(failure)") }
         for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
         if !plan.quiet, let session = host.session {
@@ -406,6 +409,9 @@ final class CaptureSession {
             )
         }
         for line in pluginFailures { printError(line) }
+        for failure in host.connectionFailures.dropFirst(failuresAtStart) {
+            printError("warning: a connection was not restored: \(failure)")
+        }
         if link == nil && !plan.quiet {
             for line in resultSources.compactMap(\.line) { write("results \(line)\n", to: reportDescriptor) }
         }

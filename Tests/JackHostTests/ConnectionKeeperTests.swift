@@ -76,6 +76,53 @@ final class ConnectionKeeperTests: XCTestCase {
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), [], "the deliberate disconnect stays")
     }
 
+    /// A netjack2 slave re-registers its ports when its master returns, sometimes between two
+    /// looks: the source exists again, its connection is gone, and only a port unregistration
+    /// since the last look tells it from a deliberate disconnect. It is restored.
+    func testASourceThatReturnedBetweenTwoLooksIsRestored() {
+        let graph = FakeGraph()
+        graph.ports = ["system:capture_1", "gen:out_2"]
+        graph.wires = ["jh:in_1": ["system:capture_1"], "jh:in_2": ["gen:out_2"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
+        keeper.remember(graph, inputs: inputs)
+        graph.removePort("system:capture_1")
+        graph.ports.insert("system:capture_1")  // back before anyone looked
+        keeper.observe(graph, inputs: inputs, now: 1, unregistrations: 1)
+        keeper.settleLost(graph, now: 1.02)
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_1", destination: "jh:in_1", deadline: nil)])
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.02), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["system:capture_1"])
+
+        // The same loss with no unregistration is a deliberate disconnect, and stays one.
+        graph.wires["jh:in_2"] = []
+        keeper.observe(graph, inputs: inputs, now: 2, unregistrations: 1)
+        keeper.settleLost(graph, now: 4.5)
+        XCTAssertTrue(keeper.pending.isEmpty)
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 5), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), [])
+    }
+
+    /// A returning source whose client is slow to become active (refused connects) is waited
+    /// for past the restore timeout: it went away on its own, so nobody gave up on it.
+    func testAReturningSourceThatRefusesIsWaitedForPastTheTimeout() {
+        let graph = FakeGraph()
+        graph.ports = ["system:capture_1"]
+        graph.wires = ["jh:in_1": ["system:capture_1"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
+        keeper.remember(graph, inputs: ["jh:in_1"])
+        graph.removePort("system:capture_1")
+        keeper.observe(graph, inputs: ["jh:in_1"], now: 1, unregistrations: 1)
+        keeper.settleLost(graph, now: 1)
+        graph.ports.insert("system:capture_1")
+        graph.refusing = ["system:capture_1"]
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 2), [])
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 30), [], "refused, not given up")
+        graph.refusing = []
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 31), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["system:capture_1"])
+        XCTAssertTrue(keeper.pending.isEmpty)
+    }
+
     func testWiringCarriedIntoARebuildIncludesWhatWaits() {
         let graph = FakeGraph()
         graph.ports = ["a:1"]

@@ -245,6 +245,37 @@ enum SequenceCheck {
         return (jumped, nil)
     }
 
+    /// For audio that crossed a network before jackhost saw it (a netjack2 slave): the slave's
+    /// driver hands its server whole periods, and under a stalled master or a late packet it
+    /// hands one again or skips one, upstream of any JACK client. So every period of the take
+    /// must be intact (a contiguous run of the sequence, aligned across channels), and the
+    /// sequence may change course only at a period boundary. Silence after the signal started
+    /// (what jackhost writes for frames it dropped) or a break inside a period fails.
+    ///
+    /// - Returns: The file frames where the sequence changed course (all at period
+    ///   boundaries), and why the take fails, if it does.
+    static func verifyWholePeriods(_ channels: [[Float]], period: Int) -> (breaks: [Int], failure: String?) {
+        guard let frames = channels.first?.count,
+            let start = (0..<frames).first(where: { i in channels.allSatisfy { $0[i] != 0 } })
+        else {
+            return ([], "no frame where every channel carries signal")
+        }
+        var breaks: [Int] = [], expected: Int?
+        for i in start..<frames {
+            if channels.allSatisfy({ $0[i] == 0 }) { return (breaks, "silence at frame \(i), after the signal started") }
+            let number = frame(at: i, in: channels)
+            if let expected, number != expected {
+                if i % period != 0 { return (breaks, "the sequence breaks inside a period, at frame \(i)") }
+                breaks.append(i)
+            }
+            for c in channels.indices where channels[c][i].bitPattern != TestSignal.sequenceValue(channel: c, frame: number).bitPattern {
+                return (breaks, "frame \(i) channel \(c) is not aligned with channels 0 and 1")
+            }
+            expected = (number + 1) & 0xFFFF_FFFF
+        }
+        return (breaks, nil)
+    }
+
     /// How a take checked by ``verifyBesideServerSkips(_:jackhostStderr:)`` came out, for figures.
     static func exactness(jumped: Int) -> String {
         jumped == 0 ? "bit-exact" : "bit-exact but for \(jumped) frames the server skipped (reported)"

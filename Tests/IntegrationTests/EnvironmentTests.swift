@@ -212,7 +212,8 @@ final class NetJackTests: XCTestCase {
                     let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
                     return lines.contains("system:capture_1")
                 },
-                "jackhost reconnected the returning capture port; slave graph:\n\((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c"]).stdout) ?? "?")\n\(take.log)\n\(net.diagnostics)")
+                "jackhost reconnected the returning capture port; slave graph:\n\((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c"]).stdout) ?? "?")\n\(take.log)\n\(net.diagnostics)"
+            )
             usleep(2_000_000)
             kill(take.process.processIdentifier, SIGINT)
             let deadline = Date().addingTimeInterval(20)

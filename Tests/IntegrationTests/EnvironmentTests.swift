@@ -34,8 +34,14 @@ final class PipeWireTests: XCTestCase {
             XCTAssertTrue(
                 JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jackhost:in_2")) ?? false },
                 running.log)
-            let metadata = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"])
-            XCTAssertTrue(metadata.stdout.contains("Input 2"), metadata.stdout)
+            // The port appears when it is registered; its metadata is set just after (a moment
+            // that the RealtimeSanitizer build, slower, once made visible): wait for it.
+            var metadata = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"])
+            XCTAssertTrue(
+                JACKFixture.waitUntil {
+                    metadata = (try? pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"])) ?? metadata
+                    return metadata.stdout.contains("Input 2")
+                }, "\(metadata.stdout)\n\(running.log)")
             XCTAssertTrue(metadata.stdout.contains(JackClient.integerType), metadata.stdout)
             running.stop()
 

@@ -45,6 +45,13 @@ struct LiveSession: ~Copyable {
                 runners.forEach { $0.stopWorker() }  // nothing was delivered yet: nothing to wait for
                 throw error
             }
+            // Again once active: pipewire-jack exports an inactive client's ports lazily, and a
+            // property set before that was sometimes never seen by patchbays (CI, sanitized build).
+            // Setting the same values again is harmless under jackd.
+            for (offset, port) in registered.enumerated() {
+                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(offset + 1)")
+                client.setProperty(on: port, key: JackClient.orderKey, value: String(offset + 1), type: JackClient.integerType)
+            }
             let view = LiveSessionView(
                 client: client, session: session, format: format, engine: engine, runners: runners,
                 portNames: registered.map { client.fullName(of: $0) })

@@ -79,7 +79,10 @@ let package = Package(
         .target(
             name: "JackHostCLI",
             dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSignals", "CPosix", "CMicroHTTPD", "CFFTW"]),
-        .executableTarget(name: "jackhost", dependencies: ["JackHostCLI"]),
+        // The executable's first instruction: a constructor that installs the signal handlers
+        // before the Swift runtime starts (the library and the test bundles never link it).
+        .target(name: "CJackhostStartup", dependencies: ["CSignals"]),
+        .executableTarget(name: "jackhost", dependencies: ["JackHostCLI", "CJackhostStartup"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
         .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),

@@ -166,7 +166,10 @@ final class CaptureSession {
                 PluginResultSource(plugin: plugin.displayName, instance: index + 1, latest: { plugin.latestResults() })
             }
 
-        if csignals_stop_requests() > 0 { return .success }
+        if csignals_stop_requests() > 0 {
+            printNote("stopped by \(Self.signalName(csignals_last_signal())) before the take started; nothing was recorded")
+            return .success
+        }
         do {
             try host.start()
         } catch CaptureHostError.consumerRejectedFormat(let consumer, let reason) where consumer == recorder?.consumerName {
@@ -238,9 +241,10 @@ final class CaptureSession {
 
         var status = ExitStatus.success
         var reportedFailure = false
-        var statusRequests = csignals_status_requests()
-        if plan.takeOptions.trigger == .request { csignals_install_take_stop_handler() }
-        var takeStopRequests = csignals_take_stop_requests()
+        // Counted from the start of the process (main installs the handlers first), so a
+        // SIGUSR1 or SIGUSR2 sent while jackhost was still connecting acts now.
+        var statusRequests: Int32 = 0
+        var takeStopRequests: Int32 = 0
         var spaceWatch = recorder.map { DiskSpaceWatch(recorder: $0, reserve: plan.minimumFreeBytes ?? 0) }
         var ticks = 0
         var bypassReported = Set<Int>()
@@ -295,9 +299,13 @@ final class CaptureSession {
                     printNote(CaptureReport.progress(host: host, recorder: recorder))
                 }
             }
-            if let recorder, csignals_take_stop_requests() != takeStopRequests {
+            if csignals_take_stop_requests() != takeStopRequests {
                 takeStopRequests = csignals_take_stop_requests()
-                recorder.requestTakeStop()
+                if let recorder, plan.takeOptions.trigger == .request {
+                    recorder.requestTakeStop()
+                } else {
+                    printNote("SIGUSR2 ignored: it ends a take only with record --signal-trigger")
+                }
             }
             if let recorder, ticks % 50 == 0 {
                 for note in recorder.takeNotes() { printError("warning: \(note)") }
@@ -308,7 +316,11 @@ final class CaptureSession {
                 status = .serverLost
                 break
             }
-            if let stream, stream.readerClosed { break }
+            if let stream, stream.readerClosed {
+                printError("the stream's reader went away (a closed pipe); the stream ended after \(stream.framesWritten) frames")
+                status = .failure
+                break
+            }
             if plan.stopOnXrun && host.statistics.xruns > 0 {
                 printError("stopped at the first xrun (--stop-on-xrun); the take up to it is kept")
                 status = .failure
@@ -323,6 +335,9 @@ final class CaptureSession {
             usleep(20_000)
         }
         notifier?.stopping()
+        if let name = Self.unusualStopSignal(csignals_last_signal()), !quiet {
+            printNote("\(name) received: the take is finalised and jackhost stops, as for SIGTERM")
+        }
 
         display?.stop()
         liveView?.stop()
@@ -430,6 +445,19 @@ final class CaptureSession {
             printNote("xruns: \(stats.xruns), dropped frames: \(perConsumer.isEmpty ? "0" : perConsumer)")
         }
         return status
+    }
+
+    /// `SIGTERM` for 15: the name every line about a signal uses.
+    static func signalName(_ number: Int32) -> String {
+        guard number > 0, let abbreviation = csignals_abbreviation(number) else { return "signal \(number)" }
+        return "SIG" + String(cString: abbreviation)
+    }
+
+    /// The name of a stop signal that people do not send to end a program (anything but
+    /// SIGINT, SIGTERM and SIGHUP), so that the take's end is explained; nil for those three.
+    static func unusualStopSignal(_ number: Int32) -> String? {
+        guard number > 0, ![SIGINT, SIGTERM, SIGHUP].contains(number) else { return nil }
+        return signalName(number)
     }
 
     /// How long past `--duration` (in connected wall-clock time) a take may run before it is

@@ -10,6 +10,10 @@ import Synchronization
 public enum JackHostCommand {
     /// Runs with the process's arguments and exits with the documented status.
     public static func main() -> Never {
+        // First of all: from here on no signal whose default would end the process can kill a
+        // take before it is finalised (a request that arrives while connecting is honoured once
+        // the take can start). Commands that never poll for signals put the defaults back.
+        csignals_install_stop_handlers()
         // Before anything opens a file: a closed stdout or stderr must not be handed to
         // libjack's metadata database or to libsndfile (see cposix.h).
         _ = cposix_ensure_standard_descriptors()
@@ -24,6 +28,7 @@ public enum JackHostCommand {
             return .usage
         }
         let rest = Array(arguments.dropFirst())
+        if !["record", "meter", "stream", "run", "signal"].contains(command) { csignals_restore_defaults() }
         do {
             switch command {
             case "--help", "-h", "help":

@@ -1,0 +1,264 @@
+import Foundation
+import JackHost
+import JackHostTesting
+import XCTest
+
+/// Every catchable signal, at every moment of a run: 0, 10, 50 and 200 ms after launch and
+/// mid-take, to `record`, `record --signal-trigger` and `stream`. A signal whose default action
+/// would end the process finalises the take (exit 0) or is ignored and the take runs to its end;
+/// no run may die of a signal once jackhost's handlers exist (read from /proc/PID/status just
+/// before sending), and every file left behind is complete: its header holds exactly the frames
+/// the summary reports, sox reads it, and the test sequence in it is intact.
+///
+/// Before, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU and the rest killed a take (its file as of
+/// the last header rewrite), SIGQUIT froze the client into a split take, and a signal in the first
+/// 50 ms (before the server connection) killed jackhost or was lost.
+final class SignalTests: XCTestCase {
+    var workDirectory: URL!
+
+    override func setUpWithError() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-signals-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// What jackhost does with a signal (docs/RELIABILITY.md).
+    enum Action {
+        /// Finalise and stop, as SIGTERM does.
+        case stops
+        /// The take goes on (a progress line, a trigger, a note, or nothing).
+        case continues
+    }
+
+    /// The signals of the matrix: every one whose default action ends a process, except the
+    /// crash signals (left to the Swift runtime) and SIGKILL/SIGSTOP (uncatchable).
+    static let signals: [(name: String, number: Int32, action: Action)] = [
+        ("INT", SIGINT, .stops), ("TERM", SIGTERM, .stops), ("HUP", SIGHUP, .stops), ("QUIT", SIGQUIT, .stops),
+        ("ALRM", SIGALRM, .stops), ("VTALRM", SIGVTALRM, .stops), ("PROF", SIGPROF, .stops), ("XCPU", SIGXCPU, .stops),
+        ("PWR", SIGPWR, .stops), ("STKFLT", SIGSTKFLT, .stops), ("IO", SIGIO, .stops),
+        ("RTMIN", 34, .stops), ("RTMAX", 64, .stops),
+        ("USR1", SIGUSR1, .continues), ("USR2", SIGUSR2, .continues), ("PIPE", SIGPIPE, .continues),
+        ("XFSZ", SIGXFSZ, .continues), ("TTOU", SIGTTOU, .continues),
+    ]
+
+    /// When the signal is sent: milliseconds after launch, or nil for mid-take (once audio flows).
+    static let moments: [Int?] = [0, 10, 50, 200, nil]
+
+    /// The three commands under test.
+    enum Mode: String {
+        case record, trigger, stream
+    }
+
+    func testRecordHandlesEverySignalAtEveryMoment() throws { try runMatrix(.record) }
+
+    func testSignalTriggeredRecordHandlesEverySignalAtEveryMoment() throws { try runMatrix(.trigger) }
+
+    func testStreamHandlesEverySignalAtEveryMoment() throws { try runMatrix(.stream) }
+
+    /// The README's example, as a script would run it: SIGUSR1 as soon as jackhost can catch it
+    /// (before it has even connected to the server) starts a take with its pre-roll.
+    func testSignalTriggerExampleFromTheReadmeGivesATake() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let take = workDirectory.appendingPathComponent("take.wav").path
+            let child = try JackhostBinary.start(
+                ["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter", "--signal-trigger", "--pre-roll", "0.5",
+                 "--duration", "1.5"], directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { Self.catches(child.process.processIdentifier, SIGUSR1) })
+            child.signal(SIGUSR1)
+            XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
+            let files = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".wav") }
+            XCTAssertEqual(files.count, 1, "one take: \(files) \(child.stderr)")
+            print("SignalTests: SIGUSR1 sent as soon as the handler existed, before the server connection: \(files.count) take")
+        }
+    }
+
+    // MARK: The matrix
+
+    private func runMatrix(_ mode: Mode) throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            var early: [String: Int] = [:]
+            var runs = 0
+            for moment in Self.moments {
+                for signal in Self.signals {
+                    let label = "\(mode.rawValue) SIG\(signal.name) at \(moment.map { "\($0) ms" } ?? "mid-take")"
+                    if try !runOnce(mode, signal: signal, moment: moment, server: server.name, label: label) {
+                        early[moment.map { "\($0) ms" } ?? "mid-take", default: 0] += 1
+                    }
+                    runs += 1
+                }
+            }
+            let counts = Self.moments.map { m in
+                let key = m.map { "\($0) ms" } ?? "mid-take"
+                return "\(key) \(early[key] ?? 0)"
+            }
+            print(
+                "SignalTests \(mode.rawValue): \(runs) runs; sent before jackhost's handlers existed (default action, allowed), of \(Self.signals.count) each: \(counts.joined(separator: ", "))"
+            )
+        }
+    }
+
+    /// One run. Returns false when the signal went out before jackhost could catch it (the
+    /// loader was still mapping its libraries): then only the default action is checked.
+    private func runOnce(
+        _ mode: Mode, signal: (name: String, number: Int32, action: Action), moment: Int?, server: String, label: String
+    ) throws -> Bool {
+        let directory = workDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let take = directory.appendingPathComponent("take.wav").path
+        var arguments: [String]
+        switch mode {
+        case .record: arguments = ["record", take, "--no-meter"]
+        case .trigger: arguments = ["record", take, "--no-meter", "--signal-trigger", "--pre-roll", "0.1"]
+        case .stream: arguments = ["stream"]
+        }
+        arguments += ["-s", server, "--connect", "jhgen:out_.*", "--duration", "0.6"]
+        let child = try RunningJackhost(arguments: arguments, directory: directory)
+        let pid = child.process.processIdentifier
+        if let moment {
+            if moment > 0 { usleep(UInt32(moment) * 1000) }
+        } else {
+            let started = JACKFixture.waitUntil(timeout: 5) {
+                mode == .stream ? Self.size(child.stdoutURL.path) > 8192 : Self.size(take) > 8192
+                    || (mode == .trigger && child.stderr.contains("capturing"))
+            }
+            XCTAssertTrue(started, "\(label): audio never flowed: \(child.stderr)")
+        }
+        let handled = signal.action == .stops || signal.number == SIGUSR1 || signal.number == SIGUSR2
+            ? Self.catches(pid, signal.number) : Self.ignores(pid, signal.number)
+        kill(pid, signal.number)
+        // SIGTTOU's default stops a process rather than ending it: continue one that it stopped.
+        if signal.number == SIGTTOU && !handled {
+            usleep(50_000)
+            kill(pid, SIGCONT)
+        }
+        // A continuing signal in trigger mode: end the take that SIGUSR1 started, or the wait.
+        let status = child.wait(timeout: 15)
+        if child.process.terminationReason == .uncaughtSignal {
+            XCTAssertFalse(handled, "\(label): killed by signal \(status) although its handler was installed: \(child.stderr)")
+            XCTAssertEqual(status, signal.number, "\(label): died of another signal")
+            return false
+        }
+        XCTAssertEqual(status, 0, "\(label): exit status: \(child.stderr)")
+        XCTAssertFalse(child.stderr.contains("Backtrace"), "\(label): the Swift runtime's backtracer ran: \(child.stderr)")
+        XCTAssertFalse(child.stderr.contains("segment"), "\(label): the take was split: \(child.stderr)")
+        switch mode {
+        case .stream: try checkStream(child, signal: signal, label: label)
+        case .record, .trigger: try checkTakes(in: directory, child: child, mode: mode, signal: signal, label: label)
+        }
+        return true
+    }
+
+    /// A stream ends on whole frames, and a continuing signal lets it run to its duration.
+    private func checkStream(_ child: RunningJackhost, signal: (name: String, number: Int32, action: Action), label: String) throws {
+        let bytes = Self.size(child.stdoutURL.path)
+        XCTAssertEqual(bytes % 8, 0, "\(label): the stream ends on a whole frame (\(bytes) bytes)")
+        if signal.action == .continues {
+            XCTAssertEqual(bytes, 28_800 * 8, "\(label): the stream ran its whole duration: \(child.stderr)")
+        }
+    }
+
+    /// Every file is complete and holds what the summary says; a continuing signal leaves the
+    /// plain take at its full duration.
+    private func checkTakes(
+        in directory: URL, child: RunningJackhost, mode: Mode, signal: (name: String, number: Int32, action: Action), label: String
+    ) throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".wav") }.sorted()
+        let reported = Self.reportedFrames(child.stdout)
+        var total = 0
+        for file in files {
+            let path = directory.appendingPathComponent(file).path
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "\(label): sndfile-info cannot read \(file)")
+            total += header.frames
+            let channels = try AudioFileCheck.readWithSox(path, channels: 2)
+            XCTAssertEqual(channels.first?.count, header.frames, "\(label): sox reads every frame of \(file)")
+            if header.frames > 0 {
+                XCTAssertNil(SequenceCheck.verify(channels).firstMismatch, "\(label): \(file) is the sequence, intact")
+            }
+        }
+        XCTAssertEqual(total, reported ?? 0, "\(label): header against the summary: \(child.stdout) \(child.stderr)")
+        if mode == .record && signal.action == .continues {
+            XCTAssertEqual(total, 28_800, "\(label): the take ran its whole duration: \(child.stderr)")
+        }
+        if mode == .trigger && signal.number == SIGUSR1 {
+            XCTAssertEqual(files.count, 1, "\(label): SIGUSR1 started a take: \(child.stderr)")
+        }
+        if mode == .trigger && signal.number != SIGUSR1 {
+            XCTAssertTrue(files.isEmpty, "\(label): no take without SIGUSR1: \(files)")
+        }
+        if signal.number == SIGUSR2 && mode == .record {
+            XCTAssertTrue(child.stderr.contains("SIGUSR2 ignored"), "\(label): SIGUSR2 is reported: \(child.stderr)")
+        }
+    }
+
+    /// The frames the summary line reports (`recorded N frames …`), or nil without one.
+    static func reportedFrames(_ stdout: String) -> Int? {
+        for line in stdout.split(separator: "\n") where line.hasPrefix("recorded ") {
+            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Whether process `pid` has a handler for `signal` (the SigCgt mask of /proc/PID/status).
+    static func catches(_ pid: Int32, _ signal: Int32) -> Bool { mask(pid, "SigCgt:", signal) }
+
+    /// Whether process `pid` ignores `signal` (the SigIgn mask).
+    static func ignores(_ pid: Int32, _ signal: Int32) -> Bool { mask(pid, "SigIgn:", signal) }
+
+    private static func mask(_ pid: Int32, _ field: String, _ signal: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+            let bits = UInt64(line.dropFirst(field.count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return bits & (1 << UInt64(signal - 1)) != 0
+    }
+}
+
+/// A stream whose reader goes away (`jackhost stream | head -c N`) ends cleanly: status 1 and
+/// one line that says so, never a death by SIGPIPE.
+final class ClosedPipeTests: XCTestCase {
+    func testAStreamWhoseReaderQuitsEndsWithStatusOneAndOneLine() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: JackhostBinary.path)
+            process.arguments = ["stream", "-s", server.name, "--connect", "jhgen:out_.*", "--duration", "20"]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            // Read 64 KiB, as `head -c 65536` would, then go away.
+            var received = 0
+            while received < 65536 {
+                let chunk = out.fileHandleForReading.readData(ofLength: 65536 - received)
+                if chunk.isEmpty { break }
+                received += chunk.count
+            }
+            try out.fileHandleForReading.close()
+            let closed = Date()
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(received, 65536)
+            XCTAssertEqual(process.terminationReason, .exit, "not killed by SIGPIPE: \(stderr)")
+            XCTAssertEqual(process.terminationStatus, 1, stderr)
+            let lines = stderr.split(separator: "\n").filter { $0.contains("reader went away") }
+            XCTAssertEqual(lines.count, 1, stderr)
+            print("SignalTests: stream reader quit after 64 KiB: exit \(process.terminationStatus) after \(Date().timeIntervalSince(closed).formatted(.number.precision(.fractionLength(3)))) s; \(lines.first ?? "")")
+        }
+    }
+}

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int cposix_set_thread_name(const char *name) {
@@ -49,3 +50,11 @@ int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest) 
 }
 
 const char *cposix_signal_abbreviation(int signal) { return sigabbrev_np(signal); }
+
+int cposix_fsetxattr(int descriptor, const char *name, const void *value, unsigned long size) {
+    return fsetxattr(descriptor, name, value, size, 0);
+}
+
+long cposix_lgetxattr(const char *path, const char *name, void *value, unsigned long size) {
+    return (long)lgetxattr(path, name, value, size);
+}

@@ -169,7 +169,9 @@ struct CapturePlan {
             }
             if plugins.isEmpty { pluginIsolation = .none }
             if let path = parsed.value("results") {
-                if plugins.isEmpty { throw UsageError("--results applies to plugins; add --plugin PATH or leave it out") }
+                if plugins.isEmpty && parsed.value("keep") == nil {
+                    throw UsageError("--results applies to plugins and to --keep; add --plugin PATH or leave it out")
+                }
                 if path.isEmpty { throw UsageError("--results was given an empty FILE name; name it, e.g. results.jsonl") }
                 resultsPath = path
             }

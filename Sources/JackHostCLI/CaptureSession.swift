@@ -309,6 +309,7 @@ final class CaptureSession {
             }
             if let recorder, ticks % 50 == 0 {
                 for note in recorder.takeNotes() { printError("warning: \(note)") }
+                for line in recorder.takeRemovals() { printNote(line) }
             }
             if host.isComplete { break }
             if host.isServerLost {
@@ -401,6 +402,7 @@ final class CaptureSession {
         }
         if let recorder {
             for note in recorder.takeNotes() { printError("warning: \(note)") }
+            for line in recorder.takeRemovals() { printNote(line) }
         }
         if let recorder, !plan.quiet {
             let rate = host.session?.sampleRate ?? 48000
@@ -409,8 +411,9 @@ final class CaptureSession {
             let files = recorder.files.isEmpty ? nothing : recorder.files.joined(separator: ", ")
             let takes = recorder.trigger == nil ? "" : " in \(recorder.takesStarted) triggered take(s)"
             let peak = stats.consumers.map(\.peakBufferedFrames).max() ?? 0
+            let removed = recorder.retention == nil ? "" : "; --keep removed \(recorder.filesRemovedByRetention) old file(s)"
             write(
-                "recorded \(recorder.framesWritten) frames (\(seconds) s)\(takes) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\n",
+                "recorded \(recorder.framesWritten) frames (\(seconds) s)\(takes) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\(removed)\n",
                 to: reportDescriptor)
         }
         if let line = hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n", to: reportDescriptor) }
@@ -431,6 +434,10 @@ final class CaptureSession {
             for line in resultSources.compactMap(\.line) { write("results \(line)\n", to: reportDescriptor) }
         }
         resultsWriter?.write(resultSources, seconds: Double(stats.capturedFrames) / (host.session?.sampleRate ?? 48000), summary: true)
+        if let recorder, recorder.retention != nil {
+            resultsWriter?.writeRetention(
+                removed: recorder.filesRemovedByRetention, seconds: Double(stats.capturedFrames) / (host.session?.sampleRate ?? 48000))
+        }
         if !pluginFailures.isEmpty && status == .success { status = .pluginFailed }
         if link != nil {
             // The child of an isolated plugin: the recording reports xruns and skips; say only

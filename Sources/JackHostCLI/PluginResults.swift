@@ -38,6 +38,8 @@ struct PluginResultSource: @unchecked Sendable {
 /// {"time":1.000,"plugin":"FrequencyEstimator","instance":1,"results":{"frequency.hz":440.0}}
 /// {"summary":true,"time":3.000,"plugin":"FrequencyEstimator","instance":1,"results":{"frequency.hz":440.0}}
 /// ```
+///
+/// With `--keep`, a last line counts the old segments retention removed (see ``writeRetention(removed:seconds:)``).
 final class PluginResultsWriter {
     private let descriptor: Int32
     let path: String
@@ -66,6 +68,12 @@ final class PluginResultsWriter {
                 "{\(summary ? "\"summary\":true," : "")\"time\":\(seconds.formatted(places: 3)),\"plugin\":\(Self.jsonString(source.plugin)),\"instance\":\(source.instance),\"results\":{\(values)}}\n"
             _ = writeAll(line, to: descriptor)
         }
+    }
+
+    /// Appends the take's retention line at the end, with `--keep`:
+    /// `{"summary":true,"time":3.000,"retention":{"removed":2}}`.
+    func writeRetention(removed: Int, seconds: Double) {
+        _ = writeAll("{\"summary\":true,\"time\":\(seconds.formatted(places: 3)),\"retention\":{\"removed\":\(removed)}}\n", to: descriptor)
     }
 
     /// A JSON string literal (one escaper for every JSON jackhost writes: ``LiveViewSnapshotBuilder/string(_:)``).

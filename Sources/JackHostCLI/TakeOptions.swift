@@ -61,11 +61,14 @@ struct TakeOptions {
             guard let seconds = SegmentRetention.parseKeep(text) else {
                 throw UsageError("--keep \(ValueParsing.shown(text)) is not an age; \(SegmentRetention.acceptedKeep)")
             }
-            guard let template = name.retentionTemplate else {
+            guard case .template(let template) = name else {
+                // Without FILE the takes go to the current directory, where earlier runs' takes
+                // (and anything named like them) live: retention there would put them at risk.
                 throw UsageError(
-                    "--keep removes dated segments; name the take with a date template such as 'log-%Y%m%d-%H%M%S.wav', or leave FILE out")
+                    "--keep removes a logger's own dated segments; give FILE as a date template such as 'log-%Y%m%d-%H%M%S.wav' (in a folder of its own)")
             }
             do { try SegmentRetention.validate(template: template) } catch { throw UsageError(error.description) }
+            if let reason = SegmentRetention.checkMarks(template: template) { throw UsageError(reason) }
             keepSeconds = seconds
         }
         var triggers: [TakeTrigger] = []

@@ -123,6 +123,15 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public var silenceFramesInserted: Int { silence.load(ordering: .relaxed) }
     /// Frames that arrived after a write error and were not written.
     public var framesLostToErrors: Int { lostToErrors.load(ordering: .relaxed) }
+    /// Old segments `--keep` has removed so far.
+    public var filesRemovedByRetention: Int { removedCount.load(ordering: .relaxed) }
+    /// One line for each old segment `--keep` removed since the last call, oldest first.
+    public func takeRemovals() -> [String] {
+        lock.withLock { _ in
+            defer { pendingRemovals.removeAll() }
+            return pendingRemovals
+        }
+    }
     /// Triggered takes started so far.
     public var takesStarted: Int { takes.load(ordering: .relaxed) }
     /// Every file created so far, in order.
@@ -142,6 +151,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private let silence = Atomic<Int>(0)
     private let lostToErrors = Atomic<Int>(0)
     private let takes = Atomic<Int>(0)
+    private let removedCount = Atomic<Int>(0)
+    private var pendingRemovals: [String] = []
     private let lock = Mutex<Void>(())
     private var createdFiles: [String] = []
     private var failureStorage: RecorderError?
@@ -491,6 +502,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
         let paths = created.map(\.path)
         lock.withLock { _ in createdFiles += paths }
+        let removed = sweepOldSegments(protecting: paths)
         if sidecar && basePath != "-" {
             let sidecarPath = TakeSidecar.path(forSegment: basePath)
             let state = TakeSidecar(
@@ -500,16 +512,39 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
                     wallClock: TakeSidecar.iso8601(wallClock), unixTime: wallClock,
                     jackFrameTime: timeline.frameTime(at: position), timeReference: timeReference),
                 frames: 0, complete: false, losses: TakeSidecar.Losses(xruns: 0, droppedFrames: 0),
-                inputs: describeInputs?() ?? [])
+                inputs: describeInputs?() ?? [], removedByRetention: retention == nil ? nil : removed)
             sidecarState = (sidecarPath, state)
             if let reason = state.write(to: sidecarPath) { note("cannot write the sidecar \(sidecarPath): \(reason)") }
         }
         for path in paths { onFileEvent?(.opened(path: path)) }
         for (closed, opened) in zip(rotatedFrom, paths) { onFileEvent?(.rotated(closed: closed, opened: opened)) }
         rotatedFrom = []
-        if let retention {
-            let swept = retention.sweep(now: time(nil), protecting: Set(paths))
-            for failure in swept.failures { note("--keep could not remove \(failure.path): \(failure.reason)") }
+    }
+
+    /// `--keep`: removes this template's old segments that their marks prove jackhost wrote,
+    /// each reported with one line, and returns them.
+    private func sweepOldSegments(protecting paths: [String]) -> [String] {
+        guard let retention else { return [] }
+        let swept = retention.sweep(now: time(nil), protecting: Set(paths))
+        for failure in swept.failures { note("--keep could not remove \(failure.path): \(failure.reason)") }
+        removedCount.add(swept.removed.count, ordering: .relaxed)
+        lock.withLock { _ in
+            pendingRemovals += swept.removed.map {
+                "--keep removed \($0): older than \(SegmentRetention.describe(seconds: retention.keepSeconds)), and its mark proves jackhost wrote it"
+            }
+        }
+        return swept.removed
+    }
+
+    /// Marks the files of a finalised segment (and its sidecar) as jackhost's own, so that a later
+    /// `--keep` may remove them (see ``TakeMark``). A mark that cannot be set is a note only
+    /// when retention is on: without marks, retention keeps the file.
+    private func markFinalised(_ paths: [String]) {
+        guard let template = takeFiles.name.retentionTemplate, !takeFiles.isStandardOutput else { return }
+        for path in paths {
+            if let reason = TakeMark.write(path: path, template: template), retention != nil {
+                note("cannot mark \(path) as jackhost's own (\(reason)); --keep will never remove it")
+            }
         }
     }
 
@@ -526,14 +561,20 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private func closeSegment() {
         guard let writer, writer.isOpen else { return }
         let summaries = writer.close()
+        var finalised = summaries.map(\.path)
         if let (sidecarPath, state) = sidecarState {
             var complete = state
             complete.frames = summaries.first?.frames ?? 0
             complete.complete = true
             complete.losses = TakeSidecar.Losses(xruns: writer.xruns, droppedFrames: writer.droppedFrames)
-            if let reason = complete.write(to: sidecarPath) { note("cannot write the sidecar \(sidecarPath): \(reason)") }
+            if let reason = complete.write(to: sidecarPath) {
+                note("cannot write the sidecar \(sidecarPath): \(reason)")
+            } else {
+                finalised.append(sidecarPath)
+            }
             sidecarState = nil
         }
+        markFinalised(finalised)
         for summary in summaries { onFileEvent?(.closed(summary)) }
     }
 

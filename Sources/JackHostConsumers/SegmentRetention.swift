@@ -13,7 +13,10 @@ import JackHost
 ///   a `.json` sidecar suffix (`log-20261201-140000.wav.json`);
 /// - the time its name gives is more than the retention period before `now` (fields the
 ///   template lacks count at their latest, so a file is never judged older than it is);
-/// - it is not one of the files being written, nor the sidecar of one.
+/// - it is not one of the files being written, nor the sidecar of one;
+/// - its ``TakeMark`` proves that jackhost wrote it, under this template, and that it has not
+///   been renamed, replaced or changed since (a file restored from a backup, a copy, an edit or
+///   a file of the same name that jackhost never wrote stays).
 ///
 /// A template without a full date (a year, and a month and day or a day of the year) cannot
 /// tell a file's age, so it removes nothing; ``validate(template:)`` refuses it before the run.
@@ -32,6 +35,9 @@ public struct SegmentRetention: Sendable {
         public var removed: [String]
         /// The files that matched but could not be removed.
         public var failures: [Failure]
+        /// The files whose names the template makes but whose mark does not prove jackhost
+        /// wrote them as they are now: kept.
+        public var unproven: [String] = []
     }
 
     /// The shortest and longest retention periods: a minute to ten years.
@@ -62,6 +68,25 @@ public struct SegmentRetention: Sendable {
         }
     }
 
+    /// Checks before the run that the template's directory can hold the ``TakeMark``s retention
+    /// relies on: nil, or the one line that says why not and what to do.
+    public static func checkMarks(template: String) -> String? {
+        guard let parsed = try? NameTemplate(parsing: template) else { return nil }
+        let directory = parsed.directory.isEmpty ? "." : parsed.directory
+        guard let reason = TakeMark.probe(directory: directory) else { return nil }
+        return
+            "--keep removes only files it can prove jackhost wrote, with an extended attribute (\(TakeMark.attribute)), and \(directory) cannot store one (\(reason)); record to a file system that does (ext4, XFS, Btrfs, tmpfs), or leave --keep out"
+    }
+
+    /// `7d`, `90m`, `2w`: a retention period in the unit it divides evenly, for messages.
+    public static func describe(seconds: Double) -> String {
+        for (unit, size) in [("w", 7 * 86400.0), ("d", 86400), ("h", 3600), ("m", 60)] where seconds >= size {
+            let count = seconds / size
+            if count == count.rounded() { return "\(Int(count))\(unit)" }
+        }
+        return "\(Int(seconds.rounded()))s"
+    }
+
     /// Parses a retention period: a plain decimal (no sign, exponent or hexadecimal) and a unit,
     /// `s`econds, `m`inutes, `h`ours, `d`ays or `w`eeks (`90s`, `30m`, `12h`, `7d`, `2w`); nil
     /// when it is malformed or outside ``keepRange``.
@@ -83,7 +108,7 @@ public struct SegmentRetention: Sendable {
     /// Removes the template's files older than `now` minus the retention period, except those
     /// in `protecting` (the files open for writing) and their sidecars.
     public func sweep(now: time_t, protecting: Set<String>) -> Sweep {
-        var result = Sweep(removed: [], failures: [])
+        var result = Sweep(removed: [], failures: [], unproven: [])
         guard let parsed, parsed.hasDate else { return result }
         let directory = parsed.directory
         // The protected files by identity too, so `./log.wav` and `log.wav` are one file.
@@ -108,6 +133,10 @@ public struct SegmentRetention: Sendable {
             guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
             if protectedIdentities.contains([UInt64(status.st_dev), UInt64(status.st_ino)]) { continue }
             if isSidecarOfProtected(path, protectedIdentities) { continue }
+            guard TakeMark.proves(path: path, template: template) else {
+                result.unproven.append(path)
+                continue
+            }
             if unlink(path) == 0 {
                 result.removed.append(path)
             } else if errno != ENOENT {

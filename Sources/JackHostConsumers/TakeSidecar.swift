@@ -51,6 +51,8 @@ struct TakeSidecar: Codable {
     var complete: Bool
     var losses: Losses
     var inputs: [RecorderInput]
+    /// With `--keep`: the old segments removed when this one opened (absent without `--keep`).
+    var removedByRetention: [String]?
 
     /// `take.wav` → `take.wav.json`.
     static func path(forSegment basePath: String) -> String { basePath + ".json" }

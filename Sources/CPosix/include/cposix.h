@@ -44,4 +44,15 @@ int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest);
 /// The abbreviated name of a signal ("SEGV" for SIGSEGV), or NULL (glibc's sigabbrev_np).
 const char *cposix_signal_abbreviation(int signal);
 
+/// Sets the extended attribute `name` of the open file `descriptor` to `size` bytes of `value`.
+/// Returns 0, or -1 with errno set (ENOTSUP where the file system stores none).
+///
+/// Why: <sys/xattr.h> is not part of Swift's Glibc module. The corresponding C function is
+/// `fsetxattr`.
+int cposix_fsetxattr(int descriptor, const char *name, const void *value, unsigned long size);
+
+/// Reads the extended attribute `name` of `path` (not following a final symbolic link) into
+/// `value`. Returns its length, or -1 with errno set. The corresponding C function is `lgetxattr`.
+long cposix_lgetxattr(const char *path, const char *name, void *value, unsigned long size);
+
 #endif

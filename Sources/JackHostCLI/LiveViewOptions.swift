@@ -37,11 +37,13 @@ struct LiveViewSettings: Equatable, Sendable {
         OptionSpec(
             "http", value: "[ADDRESS:]PORT",
             help:
-                "serve a live view (meters, spectrum, session, take, results) in a browser at http://ADDRESS:PORT/; read-only; ADDRESS is IPv4 or [IPv6] and defaults to 127.0.0.1 (loopback)"
+                "serve a live view (meters, spectrum, session, take, results) in a browser at http://ADDRESS:PORT/; read-only; ADDRESS is IPv4 or [IPv6] and defaults to 127.0.0.1 (loopback); without --http-token, only requests to localhost, 127.0.0.1, [::1] or ADDRESS at PORT are answered (another Host or Origin is refused)"
         ),
         OptionSpec(
             "http-token", value: "TOKEN",
-            help: "with --http: require TOKEN (?token=TOKEN or Authorization: Bearer TOKEN) on every request; needed for a non-loopback ADDRESS"),
+            help:
+                "with --http: require TOKEN (?token=TOKEN or Authorization: Bearer TOKEN) on every request; needed for a non-loopback ADDRESS; with it, any host name may reach the view"
+        ),
     ]
 
     /// Reads `--http` and `--http-token`; nil without `--http`.

@@ -2,15 +2,46 @@
 //
 // The live view's one page: HTML, CSS and script in a single response, no external assets (it
 // works on a network without the internet), laid out for a phone as well as a desktop.
+//
+// Its one <style> and one <script> carry a nonce made for each response, which the response's
+// Content-Security-Policy names: nothing else may run, not even markup that slipped past the
+// script's escaping. The script sets styles only through the DOM (`.style.width`), which the
+// policy allows, never through `style=` attributes, which it would block.
 
 /// The page `--http` serves at `/`.
 enum LiveViewPage {
-    static let html = #"""
+    /// The page with `nonce` on its style and script elements.
+    static func html(nonce: String) -> String {
+        template.replacing(nonceMark, with: nonce)
+    }
+
+    /// The Content-Security-Policy for a page made with `nonce`: its own inline style and script,
+    /// its event stream (`connect-src 'self'`), and nothing else (no images, frames, forms, base).
+    static func policy(nonce: String) -> String {
+        "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; connect-src 'self'; "
+            + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    }
+
+    /// 128 random bits in hex, for one response (the system generator: getrandom(2) on Linux).
+    static func newNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let halves = [generator.next(), generator.next()] as [UInt64]
+        return halves.map { half in
+            let hex = String(half, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    /// Where ``template`` takes the nonce.
+    static let nonceMark = "@NONCE@"
+
+    /// The page, with ``nonceMark`` where each response's nonce goes.
+    static let template = #"""
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>jackhost live view</title>
-        <style>
+        <style nonce="@NONCE@">
         :root{--bg:#111418;--panel:#1b2027;--fg:#e6e9ee;--dim:#8b95a3;--ok:#3ccf6e;--warn:#e8c33a;--bad:#f0483e}
         *{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.35 system-ui,sans-serif}
         header{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:baseline;padding:.6em .8em;background:var(--panel)}
@@ -41,7 +72,7 @@ enum LiveViewPage {
         <section><h2>Session</h2><table id="session"></table></section>
         <section><h2>Plugin results</h2><table id="results"></table></section>
         </main>
-        <script>
+        <script nonce="@NONCE@">
         "use strict";
         const $=id=>document.getElementById(id), params=new URLSearchParams(location.search), token=params.get("token");
         let channel=+(params.get("channel")||0), source=null, holds=[], clipBase=[], count=0, rate=0, lastData=0;

@@ -9,6 +9,12 @@
 //   after ``LiveViewServer/idleTimeout`` seconds without progress (a slowloris or a viewer that
 //   stopped reading), with ``LiveViewServer/requestMemory`` bytes for a request (larger headers get
 //   MHD's 4xx). Only GET and HEAD are served (others 405); unknown paths 404; a wrong token 401.
+// - Without a token, a request must name the view itself (``LiveViewAuthority``): another `Host`
+//   is 421 (DNS rebinding) and an `Origin` of another site 403, before anything else is looked
+//   at. With a token, the token is the protection and any name may be used.
+// - Every response says nosniff, no-store, no framing, no referrer, and a Content-Security-Policy
+//   that lets nothing load or run; the page's policy adds its own inline script and style, by a
+//   nonce made for that response, and its event stream (``LiveViewPage/policy(nonce:)``).
 // - A publisher thread builds one JSON snapshot 25 times a second (levels from the view's own
 //   ``LevelMeter``, a real-time consumer publishing atomics like the terminal meter; counters,
 //   session, take and plugin results) and replaces the previous one. Nothing is queued per
@@ -67,6 +73,8 @@ final class LiveViewServer: @unchecked Sendable {
     let spectrum = SpectrumAnalyser()
     /// The port listened on (the kernel's choice for port 0).
     private(set) var port: UInt16 = 0
+    /// The names requests may use without a token (the bound address and port, and loopback's).
+    let authority: LiveViewAuthority
 
     let feed = LiveViewFeed()
     private var listenSocket: Int32 = -1
@@ -124,6 +132,7 @@ final class LiveViewServer: @unchecked Sendable {
         }
         // sin_port and sin6_port sit at the same offset, right after the family.
         port = withUnsafeBytes(of: storage) { UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self)) }
+        authority = LiveViewAuthority(address: settings.address, port: port)
         listenSocket = descriptor
     }
 
@@ -178,10 +187,23 @@ final class LiveViewServer: @unchecked Sendable {
         case events(channel: Int)
         case state
         case notFound, methodNotAllowed, unauthorized
+        /// Without a token: a `Host` that does not name this view (421), as DNS rebinding sends.
+        case misdirected
+        /// Without a token: an `Origin` of another site (403).
+        case foreignOrigin
     }
 
-    /// Decides a request's answer from its method, path and token (pure: tested without a socket).
-    static func route(method: String, path: String, token: String?, expected: String?, channel: String?) -> Route {
+    /// Decides a request's answer from its method, path, token, `Host` and `Origin` (pure: tested
+    /// without a socket). Without an expected token, `host` and `origin` must name the view
+    /// (`authority`), checked first; with one, the token alone decides.
+    static func route(
+        method: String, path: String, token: String?, expected: String?, channel: String?,
+        host: String?, origin: String?, authority: LiveViewAuthority
+    ) -> Route {
+        if expected == nil {
+            guard authority.accepts(host: host) else { return .misdirected }
+            guard authority.accepts(origin: origin) else { return .foreignOrigin }
+        }
         guard method == "GET" || method == "HEAD" else { return .methodNotAllowed }
         if let expected, !LiveViewSettings.tokenMatches(token, expected: expected) { return .unauthorized }
         switch path {
@@ -205,9 +227,15 @@ final class LiveViewServer: @unchecked Sendable {
         if token == nil, let header = argument(.HEADER_KIND, "Authorization"), header.hasPrefix("Bearer ") {
             token = String(header.dropFirst(7))
         }
-        switch Self.route(method: method, path: path, token: token, expected: settings.token, channel: argument(.GET_ARGUMENT_KIND, "channel")) {
+        let route = Self.route(
+            method: method, path: path, token: token, expected: settings.token, channel: argument(.GET_ARGUMENT_KIND, "channel"),
+            host: argument(.HEADER_KIND, "Host"), origin: argument(.HEADER_KIND, "Origin"), authority: authority)
+        switch route {
         case .page:
-            return Self.send(connection, status: 200, type: "text/html; charset=utf-8", body: Array(LiveViewPage.html.utf8))
+            let nonce = LiveViewPage.newNonce()
+            return Self.send(
+                connection, status: 200, type: "text/html; charset=utf-8", body: Array(LiveViewPage.html(nonce: nonce).utf8),
+                policy: LiveViewPage.policy(nonce: nonce))
         case .state:
             return Self.send(connection, status: 200, type: "application/json", body: Array(feed.event(channel: nil, spectrum: spectrum).utf8))
         case .events(let channel):
@@ -219,8 +247,7 @@ final class LiveViewServer: @unchecked Sendable {
                 Unmanaged<LiveViewStream>.fromOpaque(stream).release()
                 return .NO
             }
-            MHD_add_response_header(response, "Content-Type", "text/event-stream")
-            MHD_add_response_header(response, "Cache-Control", "no-store")
+            Self.addHeaders(response, type: "text/event-stream", policy: Self.restrictivePolicy)
             let result = MHD_queue_response(connection, 200, response)
             MHD_destroy_response(response)
             return result
@@ -230,15 +257,39 @@ final class LiveViewServer: @unchecked Sendable {
             return Self.send(connection, status: 405, type: "text/plain", body: Array("read-only: GET only\n".utf8), allow: true)
         case .unauthorized:
             return Self.send(connection, status: 401, type: "text/plain", body: Array("a token is required: add ?token=TOKEN\n".utf8))
+        case .misdirected:
+            let text = "this live view answers only \(authority.preferredURL); open that address (or give --http-token to reach it by another name)\n"
+            return Self.send(connection, status: 421, type: "text/plain", body: Array(text.utf8))
+        case .foreignOrigin:
+            let text = "this live view does not answer other sites' pages; open \(authority.preferredURL) itself\n"
+            return Self.send(connection, status: 403, type: "text/plain", body: Array(text.utf8))
         }
     }
 
-    private static func send(_ connection: OpaquePointer, status: UInt32, type: String, body: [UInt8], allow: Bool = false) -> MHD_Result {
+    /// The Content-Security-Policy of every response but the page: nothing may load, run or frame it.
+    static let restrictivePolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+    /// The headers every response carries besides its policy: no type sniffing, no caching (the
+    /// state changes 25 times a second, and may name files), no framing, no referrer (a token may
+    /// be in the address).
+    static let commonHeaders = [
+        ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"),
+    ]
+
+    /// Adds the type, the policy and ``commonHeaders`` to a response.
+    private static func addHeaders(_ response: OpaquePointer, type: String, policy: String) {
+        MHD_add_response_header(response, "Content-Type", type)
+        MHD_add_response_header(response, "Content-Security-Policy", policy)
+        for (name, value) in commonHeaders { MHD_add_response_header(response, name, value) }
+    }
+
+    /// Queues a whole response from a buffer, with every header a response carries.
+    private static func send(
+        _ connection: OpaquePointer, status: UInt32, type: String, body: [UInt8], allow: Bool = false, policy: String = restrictivePolicy
+    ) -> MHD_Result {
         var body = body
         guard let response = MHD_create_response_from_buffer(body.count, &body, .RESPMEM_MUST_COPY) else { return .NO }
-        MHD_add_response_header(response, "Content-Type", type)
-        MHD_add_response_header(response, "Cache-Control", "no-store")
-        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+        addHeaders(response, type: type, policy: policy)
         if allow { MHD_add_response_header(response, "Allow", "GET, HEAD") }
         let result = MHD_queue_response(connection, status, response)
         MHD_destroy_response(response)

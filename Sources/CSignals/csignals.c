@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "csignals.h"
 #include <signal.h>
 #include <stddef.h>
@@ -90,5 +89,3 @@ int csignals_take_stop_requests(void) { return take_stop_requests; }
 int csignals_stop_requests(void) { return stop_requests; }
 int csignals_last_signal(void) { return last_signal; }
 int csignals_status_requests(void) { return status_requests; }
-
-const char *csignals_abbreviation(int signo) { return sigabbrev_np(signo); }

@@ -53,6 +53,23 @@ enum CaptureReport {
     }
 
     /// "in_3" or "in_3 … in_1024 (1022 inputs)": long lists stay one readable line.
+    /// The summary line of an isolated plugin that failed or fell behind: what happened to it,
+    /// and how much of the take its results miss.
+    static func isolatedPluginFailure(_ name: String, _ fate: IsolatedPlugin.Fate, takeFrames: Int) -> String {
+        var what: [String] = []
+        if fate.crashes > 0 { what.append("\(fate.crashes) crash(es) or exit(s)") }
+        if fate.hangs > 0 { what.append("\(fate.hangs) hang(s)") }
+        if fate.restarts > 0 { what.append("\(fate.restarts) restart(s)") }
+        if fate.gaveUp { what.append("given up") }
+        if fate.bypassed { what.append("bypassed by its watchdog") }
+        if what.isEmpty { what.append("fell behind") }
+        let missed =
+            fate.missedFrames > 0
+            ? "it took in \(max(0, takeFrames - fate.missedFrames)) of the take's \(takeFrames) frames and missed \(fate.missedFrames)"
+            : "it missed part of the take"
+        return "plugin \(name) (own process): \(what.joined(separator: ", ")); \(missed); its results are partial"
+    }
+
     private static func list(_ names: [String]) -> String {
         if names.count <= 4 { return names.joined(separator: ", ") }
         return "\(names[0]), \(names[1]) … \(names[names.count - 1]) (\(names.count) in all)"

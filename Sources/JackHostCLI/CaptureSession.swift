@@ -1,3 +1,4 @@
+import CPosix
 import CSignals
 import FoundationEssentials
 import Glibc
@@ -163,7 +164,9 @@ final class CaptureSession {
                 PluginResultSource(plugin: plugin.name, instance: index + 1, latest: { plugin.latestResults() })
             }
             + isolated.enumerated().map { index, plugin in
-                PluginResultSource(plugin: plugin.displayName, instance: index + 1, latest: { plugin.latestResults() })
+                PluginResultSource(
+                    plugin: plugin.displayName, instance: index + 1, latest: { plugin.latestResults() },
+                    missedFrames: { plugin.resultsArePartial ? max(plugin.missedFrames, 1) : 0 })
             }
 
         if csignals_stop_requests() > 0 {
@@ -352,12 +355,8 @@ final class CaptureSession {
         // that crashed, hung or were bypassed make the status 4 once the take itself is fine.
         var pluginFailures: [String] = []
         for plugin in isolated {
-            let fate = plugin.stop(signalled: stopsSoFar > 0)
-            if fate.failed {
-                pluginFailures.append(
-                    "plugin \(plugin.displayName) (own process): \(fate.crashes) crash(es) or exit(s), \(fate.hangs) hang(s), \(fate.restarts) restart(s)\(fate.gaveUp ? ", given up" : "")\(fate.bypassed ? ", bypassed by its watchdog" : ""); its results cover only part of the take"
-                )
-            }
+            let fate = plugin.stop(signalled: stopsSoFar > 0, takeFrames: stats.capturedFrames)
+            if fate.failed { pluginFailures.append(CaptureReport.isolatedPluginFailure(plugin.displayName, fate, takeFrames: stats.capturedFrames)) }
         }
         isolated = []
         // The hooks of the files just finalised: a bounded wait, cut short by another signal;
@@ -439,9 +438,11 @@ final class CaptureSession {
                 removed: recorder.filesRemovedByRetention, seconds: Double(stats.capturedFrames) / (host.session?.sampleRate ?? 48000))
         }
         if !pluginFailures.isEmpty && status == .success { status = .pluginFailed }
-        if link != nil {
-            // The child of an isolated plugin: the recording reports xruns and skips; say only
-            // what this plugin itself lost.
+        if let link {
+            // The child of an isolated plugin: its final count, after the drain, tells the
+            // recording exactly how much of the take this plugin took in. The recording reports
+            // xruns and skips; say only what this plugin itself lost.
+            link.sendProgress(stats.consumers.map(\.deliveredFrames).min() ?? stats.capturedFrames)
             if dropped > 0 { printNote("dropped frames: \(dropped)") }
             return status
         }
@@ -456,7 +457,7 @@ final class CaptureSession {
 
     /// `SIGTERM` for 15: the name every line about a signal uses.
     static func signalName(_ number: Int32) -> String {
-        guard number > 0, let abbreviation = csignals_abbreviation(number) else { return "signal \(number)" }
+        guard number > 0, let abbreviation = cposix_signal_abbreviation(number) else { return "signal \(number)" }
         return "SIG" + String(cString: abbreviation)
     }
 

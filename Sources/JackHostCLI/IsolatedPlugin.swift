@@ -32,7 +32,11 @@ final class IsolatedPlugin: @unchecked Sendable {
         var bypassed = false
         /// One line per failure, as reported when it happened.
         var events: [String] = []
-        var failed: Bool { crashes + hangs > 0 || gaveUp || bypassed }
+        /// Frames the plugin took in, over every child it ran in (a restart counts from 0 again).
+        var processedFrames = 0
+        /// Frames of the take the plugin never took in (filled in by ``IsolatedPlugin/stop(signalled:takeFrames:)``).
+        var missedFrames = 0
+        var failed: Bool { crashes + hangs > 0 || gaveUp || bypassed || missedFrames > 0 }
     }
 
     /// The plugin's name for messages: the file's stem without `lib` until the child, which
@@ -153,17 +157,32 @@ final class IsolatedPlugin: @unchecked Sendable {
     /// - Parameter signalled: The take was stopped by a signal: the child gets SIGTERM and, like
     ///   jackhost itself, drains for at most half a second. Otherwise its link closes and it
     ///   ends as after `--duration`, draining for up to 5 s.
-    func stop(signalled: Bool = false) -> Fate {
+    ///
+    /// - Parameter takeFrames: The frames the take captured: whatever the plugin did not take in
+    ///   of those (it hung, crashed, fell behind or was bypassed, even for less than
+    ///   ``hangSeconds`` before the end) is its ``Fate/missedFrames``, and its results are partial.
+    func stop(signalled: Bool = false, takeFrames: Int = 0) -> Fate {
         stopRequested.store(true, ordering: .releasing)
         let (socket, child) = lock.withLock { (state.socket, state.child) }
         if signalled && child > 0 { kill(child, SIGTERM) }
-        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+        // Only our sending side: the child still reports its final progress after its drain.
+        if socket >= 0 { shutdown(socket, Int32(SHUT_WR)) }
         if !finished.wait(seconds: Self.stopGrace + 1) {
             if child > 0 { kill(child, SIGKILL) }
             _ = finished.wait(seconds: 2)
         }
-        return lock.withLock { state.fate }
+        return lock.withLock {
+            state.fate.missedFrames = max(state.fate.missedFrames, takeFrames - state.fate.processedFrames)
+            return state.fate
+        }
     }
+
+    /// Whether the plugin's results cover less than the whole take so far: it crashed, hung, was
+    /// bypassed or given up, or (once stopped) missed frames.
+    var resultsArePartial: Bool { lock.withLock { state.fate.failed } }
+
+    /// The frames of the take the plugin missed, once ``stop(signalled:takeFrames:)`` has run.
+    var missedFrames: Int { lock.withLock { state.fate.missedFrames } }
 
     // MARK: The child
 
@@ -312,12 +331,15 @@ final class IsolatedPlugin: @unchecked Sendable {
         var pending: [UInt8] = []
         var lastProgress = -1
         var recordingAtLastProgress = recordingFrames()
+        // What earlier children of this plugin took in; this child counts from 0.
+        let before = lock.withLock { state.fate.processedFrames }
         while true {
             switch read(socket: socket, timeout: 0.25, pending: &pending) {
             case .closed: return .exited(reap())
             case .progress(let frames) where frames != lastProgress:
                 lastProgress = frames
                 recordingAtLastProgress = recordingFrames()
+                lock.withLock { state.fate.processedFrames = before + frames }
             default: break
             }
             // Hung: the recording moved on by hangSeconds while the plugin took nothing. (A

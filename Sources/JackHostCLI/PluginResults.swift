@@ -14,13 +14,18 @@ struct PluginResultSource: @unchecked Sendable {
     let instance: Int
     /// The latest values, in declaration order.
     let latest: () -> [PublishedResult]
+    /// Frames of the take the plugin did not take in (it crashed, hung, fell behind or was
+    /// bypassed): more than 0 marks its results partial. A plugin in this process misses none.
+    var missedFrames: () -> Int = { 0 }
 
     /// `FrequencyEstimator: frequency.hz 440.0 Hz  confidence 0.98`, or nil before any value.
     var line: String? {
         let results = latest()
         guard !results.isEmpty else { return nil }
+        let missed = missedFrames()
         return "\(plugin): "
             + results.map { "\($0.name) \(Self.format($0.value))\($0.unit.isEmpty ? "" : " \($0.unit)")" }.joined(separator: "  ")
+            + (missed > 0 ? "  (partial: the plugin missed \(missed) frames of the take)" : "")
     }
 
     /// Up to four decimals, without trailing zeros noise for whole numbers.
@@ -64,8 +69,10 @@ final class PluginResultsWriter {
             let results = source.latest()
             guard !results.isEmpty else { continue }
             let values = results.map { "\(Self.jsonString($0.name)):\(Self.jsonNumber($0.value))" }.joined(separator: ",")
+            let missed = source.missedFrames()
+            let partial = missed > 0 ? ",\"partial\":true,\"missedFrames\":\(missed)" : ""
             let line =
-                "{\(summary ? "\"summary\":true," : "")\"time\":\(seconds.formatted(places: 3)),\"plugin\":\(Self.jsonString(source.plugin)),\"instance\":\(source.instance),\"results\":{\(values)}}\n"
+                "{\(summary ? "\"summary\":true," : "")\"time\":\(seconds.formatted(places: 3)),\"plugin\":\(Self.jsonString(source.plugin)),\"instance\":\(source.instance)\(partial),\"results\":{\(values)}}\n"
             _ = writeAll(line, to: descriptor)
         }
     }

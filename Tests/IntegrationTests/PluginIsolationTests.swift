@@ -197,6 +197,28 @@ final class PluginIsolationTests: XCTestCase {
         )
     }
 
+    /// A plugin that hangs 1 s into a 4 s take, sooner before the end than the hang detector's
+    /// 3 s: the take still ends with the plugin named, the frames it missed, and exit status 4.
+    /// Before, the take ended first and jackhost exited 0 as if the plugin's results covered it.
+    func testAPluginThatHangsNearTheEndIsNamedWithWhatItMissed() throws {
+        try skipUnderRealtimeSanitizer()
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=2,after=47", seconds: 4)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr)
+        assertTakeIsWhole(outcome, seconds: 4)
+        let named = lines(outcome.stderr, containing: "plugin Faulty (own process)")
+        XCTAssertEqual(named.count, 1, outcome.stderr)
+        let missed = named.first.flatMap { line in
+            line.range(of: "and missed ").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+        // It hung after 47 blocks of 1024 frames: it missed at least the last 2 s of the take.
+        XCTAssertGreaterThan(try XCTUnwrap(missed, outcome.stderr), 2 * 48000, outcome.stderr)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(missed), 4 * 48000 - 47 * 1024 + 1024, outcome.stderr)
+        XCTAssertTrue(named.first?.contains("its results are partial") ?? false, outcome.stderr)
+        reliabilityFigures(
+            "real-time plugin hangs 1 s into a 4 s take, isolated",
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s; named with \(missed ?? -1) of \(outcome.frames) frames missed; take \(outcome.exactness)")
+    }
+
     func testAPluginThatKeepsCrashingIsGivenUp() throws {
         let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=0,after=20", seconds: 8)
         XCTAssertEqual(outcome.status, 4, outcome.stderr)

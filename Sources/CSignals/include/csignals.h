@@ -42,8 +42,4 @@ int csignals_status_requests(void);
 /// The number of SIGUSR2 deliveries since installation.
 int csignals_take_stop_requests(void);
 
-/// The signal's name without `SIG` (`TERM` for 15), or NULL for a number that names none.
-/// The corresponding C function is `sigabbrev_np`.
-const char *csignals_abbreviation(int signo);
-
 #endif

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "cposix.h"
 
+#include <dlfcn.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -57,4 +59,11 @@ int cposix_fsetxattr(int descriptor, const char *name, const void *value, unsign
 
 long cposix_lgetxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)lgetxattr(path, name, value, size);
+}
+
+const char *cposix_library_path_of(const char *symbol) {
+    void *address = dlsym(RTLD_DEFAULT, symbol);
+    Dl_info info;
+    if (address == NULL || dladdr(address, &info) == 0) return NULL;
+    return info.dli_fname;
 }

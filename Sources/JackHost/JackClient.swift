@@ -328,6 +328,19 @@ public final class JackClient: @unchecked Sendable {
 
     /// The metadata key for a human-readable port name.
     public static let prettyNameKey = "http://jackaudio.org/metadata/pretty-name"
+
+    /// Whether port metadata read through this libjack belongs to the server it was read from.
+    ///
+    /// jack2 keeps one metadata store for every server of a user, keyed by port UUIDs that repeat
+    /// from one server to the next: a property read there can be another server's stale entry,
+    /// and closing a client on one server can erase a property of a port on another. PipeWire's
+    /// libjack (run through `pw-jack`) keeps metadata in its own server. So this is true only when
+    /// the libjack in use is PipeWire's, found by the path of the library `jack_client_open`
+    /// comes from. The corresponding C function is `dladdr`.
+    public static let metadataIsPerServer: Bool = {
+        guard let file = cposix_library_path_of("jack_client_open") else { return false }
+        return String(cString: file).contains("pipewire")
+    }()
     /// The metadata key for a port's position among its siblings.
     public static let orderKey = "http://jackaudio.org/metadata/order"
     /// The type URI JACK's metadata spec gives integer values.

@@ -236,7 +236,8 @@ struct CapturePlan {
                     name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
                     overwrite: overwrite)
                 recorder.channelFiles = takeOptions.channelFiles
-                try recorder.validate(channels: channels ?? 2)
+                if takeOptions.channelFiles { recorder.channelPlan = ChannelFilePlan(given: takeOptions.channelNames) }
+                try recorder.validate(channels: takeOptions.channelNames?.count ?? channels ?? 2)
             } catch {
                 throw UsageError(error.description)
             }

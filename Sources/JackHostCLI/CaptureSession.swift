@@ -180,6 +180,7 @@ final class CaptureSession {
             // sample rate the server delivers (FLAC's 8 channels, Opus's rates), the user's choice to change.
             throw UsageError(reason)
         }
+        if let recorder { try decideChannelFiles(of: recorder, host: host) }
         link?.sendReady(pluginName: plugins.first?.name ?? "")
         // Failures after this point (restores after a server restart or a source that did not
         // come back in time) are reported with the summary: nothing is lost silently.
@@ -453,6 +454,31 @@ final class CaptureSession {
             printNote("xruns: \(stats.xruns), dropped frames: \(perConsumer.isEmpty ? "0" : perConsumer)")
         }
         return status
+    }
+
+    /// With `--channel-files`: decides every file's name once the inputs are wired, prints them
+    /// with the rule that named each, and checks exactly those names for overwrites before the
+    /// recorder creates any file (a collision is status 2, and no file is made).
+    private func decideChannelFiles(of recorder: Recorder, host: CaptureHost) throws {
+        guard let channelPlan = recorder.channelPlan else { return }
+        let choices = ChannelFileNaming.decide(host: host, given: channelPlan.given)
+        let names = choices.map(\.name)
+        do {
+            if let given = channelPlan.given, given.count != names.count {
+                throw UsageError("--channel-names gives \(given.count) names for \(names.count) inputs; give one name per input")
+            }
+            do { try recorder.validateChannelFiles(names) } catch { throw UsageError(error.description) }
+        } catch {
+            channelPlan.refuse()
+            host.stop(drainLimit: 0)
+            throw error
+        }
+        channelPlan.settle(names)
+        guard !plan.quiet else { return }
+        let files = TakeFiles.channelFileNames(names)
+        for (index, choice) in choices.enumerated() {
+            printNote("channel file \(index + 1): \(TakeFiles.channelPath(recorder.path, channel: files[index])) (\(choice.rule))")
+        }
     }
 
     /// `SIGTERM` for 15: the name every line about a signal uses.

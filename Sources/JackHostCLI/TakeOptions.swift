@@ -6,6 +6,8 @@ import JackHostConsumers
 /// touched; ``apply(to:)`` hands them to the recorder.
 struct TakeOptions {
     var channelFiles = false
+    /// `--channel-names`: the channel files' names as the user gave them, one per input.
+    var channelNames: [String]?
     var sidecar = false
     var broadcastWave = true
     var alignSplits = false
@@ -19,7 +21,11 @@ struct TakeOptions {
     /// The options' table, shared by `record` and `run`.
     static let table: [OptionSpec] = [
         OptionSpec(
-            "channel-files", help: "one mono file per input, NAME_in_1.wav, NAME_in_2.wav, ... (named after the port's pretty-name when it has one)"),
+            "channel-files",
+            help:
+                "one mono file per input, NAME_SOURCE.wav, named after the source it connects to (its pretty-name under PipeWire), else NAME_in_N.wav; the names are printed and checked before the run"
+        ),
+        OptionSpec("channel-names", value: "NAME,NAME,...", help: "with --channel-files: the files' names, one per input, in order (NAME_kick.wav, ...)"),
         OptionSpec("sidecar", help: "write NAME.json beside each file: the first sample's wall-clock and JACK frame time, the ports, the losses"),
         OptionSpec("no-bext", help: "leave out the Broadcast Wave bext chunk (time reference) that WAV, RF64 and W64 files carry"),
         OptionSpec("align", help: "with --split DURATION: start files on wall-clock multiples of it (14:00:00, 15:00:00 for 1h)"),
@@ -47,6 +53,15 @@ struct TakeOptions {
             for option in ["channel-files", "sidecar", "keep"] where parsed.has(option) || parsed.value(option) != nil {
                 throw UsageError("--\(option) needs files; it does not apply to standard output")
             }
+        }
+        if let text = parsed.value("channel-names") {
+            guard channelFiles else { throw UsageError("--channel-names names the files of --channel-files; add --channel-files or leave it out") }
+            let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if let empty = names.firstIndex(where: \.isEmpty) {
+                throw UsageError("--channel-names \(ValueParsing.shown(text)): name \(empty + 1) is empty; give one name per input, separated by commas")
+            }
+            guard names.count <= 1024 else { throw UsageError("--channel-names gives \(names.count) names; at most 1024 inputs") }
+            channelNames = names
         }
         if parsed.has("align") {
             guard case .seconds(let seconds)? = split else {
@@ -143,13 +158,10 @@ struct TakeOptions {
         if let keepSeconds, let template = name.retentionTemplate {
             recorder.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
         }
-        // Both run on the recorder's thread when a segment opens, which can be before start()
-        // has connected every input: wait for the wiring (milliseconds; the ring holds the audio).
-        recorder.channelName = { [weak host] index in
-            guard let host else { return nil }
-            host.waitForInitialWiring(timeout: Self.wiringWait)
-            return Self.channelName(index, host: host)
-        }
+        // The channel files' names are decided once the inputs are wired (CaptureSession), or now.
+        if channelFiles { recorder.channelPlan = ChannelFilePlan(given: channelNames) }
+        // Runs on the recorder's thread when a segment opens, which can be before start() has
+        // connected every input: wait for the wiring (milliseconds; the ring holds the audio).
         recorder.describeInputs = { [weak host] in
             guard let host else { return [] }
             host.waitForInitialWiring(timeout: Self.wiringWait)
@@ -161,15 +173,4 @@ struct TakeOptions {
 
     /// How long a segment that opens during start-up waits for the initial connections.
     static let wiringWait = 2.0
-
-    /// A channel file's name: the input's own pretty-name when someone gave it one (jackhost
-    /// sets "Input N"), else the pretty-name of its one source, else nil (`in_N`).
-    static func channelName(_ index: Int, host: CaptureHost) -> String? {
-        let ports = host.inputPortNames
-        guard index < ports.count else { return nil }
-        if let own = host.prettyName(ofPort: ports[index]), own != "Input \(index + 1)", !own.isEmpty { return own }
-        let sources = host.connections(ofInput: ports[index])
-        if sources.count == 1, let theirs = host.prettyName(ofPort: sources[0]), !theirs.isEmpty { return theirs }
-        return nil
-    }
 }

@@ -206,9 +206,11 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// One mono file per input (`take_in_1.wav`, `take_in_2.wav`, …) instead of one file with
     /// every channel (`--channel-files`).
     public var channelFiles = false
-    /// Names each input's file with ``channelFiles`` (0-based input index → name, such as a
-    /// port's pretty-name); nil or a nil result names it `in_N`. Called on the writer thread.
-    public var channelName: (@Sendable (Int) -> String?)?
+    /// The names of the files with ``channelFiles``, decided once before the first file; nil (or
+    /// a plan not decided within ``channelPlanWait``) names them `in_1`, `in_2`, ….
+    public var channelPlan: ChannelFilePlan?
+    /// How long the first segment waits for ``channelPlan`` (the ring holds the audio meanwhile).
+    public static let channelPlanWait = 5.0
     /// Write a Broadcast Wave `bext` chunk into WAV and RF64 files (on by default).
     public var broadcastWave = true
     /// Write a JSON sidecar beside each segment (`--sidecar`; see the README).
@@ -252,7 +254,16 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// no existing take would be overwritten.
     public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
         if let refusal = container.refusal(for: sampleFormat, channels: channels, sampleRate: sampleRate) { throw refusal }
-        try takeFiles.validate(channelNames: channelFiles ? (1...channels).map { "in_\($0)" } : nil)
+        guard channelFiles else { return try takeFiles.validate() }
+        // The channel files' names are checked exactly as they will be written; until they are
+        // decided (they depend on what the inputs connect to), only the directory is.
+        let known = channelPlan?.decided ?? channelPlan?.given
+        try takeFiles.validate(channelNames: known, directoryOnly: known == nil)
+    }
+
+    /// Checks the decided channel-file names against existing files, before any is created.
+    public func validateChannelFiles(_ names: [String]) throws(RecorderError) {
+        try takeFiles.validate(channelNames: names)
     }
 
     /// Checks the format against the container.
@@ -458,8 +469,16 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private func openSegment(at position: Int64, format: StreamFormat) {
         guard let writer, let timeline else { return }
         let wallClock = timeline.wallClock(at: position)
-        let names: [String]? =
-            channelFiles ? (0..<format.channelCount).map { channelName?($0) ?? "in_\($0 + 1)" } : nil
+        var names: [String]?
+        if channelFiles {
+            switch channelPlan?.names(waitingUpTo: Self.channelPlanWait) ?? .undecided {
+            case .names(let decided) where decided.count == format.channelCount: names = decided
+            case .refused:
+                fail(.invalidTemplate(template: path, reason: "its channel files' names were refused before the run"))
+                return
+            default: names = (0..<format.channelCount).map { "in_\($0 + 1)" }
+            }
+        }
         let created: [(path: String, descriptor: Int32)]
         let basePath: String
         if takeFiles.isStandardOutput {

@@ -86,7 +86,9 @@ public struct TakeFiles: Sendable {
     ///
     /// - Parameter channelNames: With `--channel-files`, the channels' names (as given to
     ///   ``createNext(now:channelNames:)``): every channel file of the first segment is checked.
-    public func validate(channelNames: [String]? = nil) throws(RecorderError) {
+    ///   - directoryOnly: Check only that the directory takes new files (channel files whose
+    ///     names are not decided yet).
+    public func validate(channelNames: [String]? = nil, directoryOnly: Bool = false) throws(RecorderError) {
         let channels = Self.channelSuffixes(channelNames)
         let path: String
         switch name {
@@ -103,6 +105,7 @@ public struct TakeFiles: Sendable {
             try Self.checkDirectory(of: template, shownAs: template)
             return
         }
+        if directoryOnly { return try Self.checkDirectory(of: path, shownAs: path) }
         let paths = channels.map { $0.map { Self.channelPath(path, channel: $0) } } ?? [path]
         var link = stat()
         for file in paths where lstat(file, &link) == 0 {

@@ -55,4 +55,10 @@ int cposix_fsetxattr(int descriptor, const char *name, const void *value, unsign
 /// `value`. Returns its length, or -1 with errno set. The corresponding C function is `lgetxattr`.
 long cposix_lgetxattr(const char *path, const char *name, void *value, unsigned long size);
 
+/// The path of the shared library that defines `symbol` in this process, or NULL.
+///
+/// Why: dladdr(3) and Dl_info are GNU extensions Swift's Glibc does not import. The
+/// corresponding C functions are `dlsym` and `dladdr`.
+const char *cposix_library_path_of(const char *symbol);
+
 #endif

@@ -96,7 +96,7 @@ final class PluginIsolationTests: XCTestCase {
         var wall: Double
         var frames: Int
         /// The frames the sequence jumped over where the server skipped jackhost, and why the
-        /// take fails the check, if it does (``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:)``).
+        /// take fails the check, if it does (``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:xrunsExplainBreaks:)``).
         var check: (jumped: Int, failure: String?)
         var take: String
 
@@ -132,7 +132,7 @@ final class PluginIsolationTests: XCTestCase {
     /// The take is whole and bit-exact: every frame of `--duration`, and every frame that reached
     /// jackhost is in it, in order. These tests need an asynchronous server (with `-S` a hung
     /// plugin would stall every client), so the server may skip jackhost now and then: see
-    /// ``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:)``.
+    /// ``SequenceCheck/verifyBesideServerSkips(_:jackhostStderr:xrunsExplainBreaks:)``.
     private func assertTakeIsWhole(_ outcome: Outcome, seconds: Int, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(outcome.frames, seconds * 48000, "the take runs to its full --duration: \(outcome.stderr)", file: file, line: line)
         XCTAssertNil(outcome.check.failure, "bit-exact but for reported server skips: \(outcome.stderr)", file: file, line: line)

@@ -175,7 +175,11 @@ final class NetJackEnvironment {
             slave = try Daemon(
                 "slave", "/usr/sbin/ip",
                 [
-                    "netns", "exec", slaveNamespace, "jackd", "-n", slaveServer, "--no-realtime",
+                    // Synchronous (-S): each cycle waits for every client, so every client of the
+                    // slave reads the same buffers in the same cycle, and a recording that differs
+                    // from the generator differs the same way in every recorder (netjack2's own
+                    // repeated, skipped or torn periods) unless the recorder itself went wrong.
+                    "netns", "exec", slaveNamespace, "jackd", "-n", slaveServer, "--no-realtime", "-S",
                     "-d", "net", "-a", masterAddress, "-n", slaveNetName,
                     "-C", String(captureChannels), "-P", "2",
                 ],
@@ -273,10 +277,42 @@ final class NetJackEnvironment {
             environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
     }
 
-    func startInSlave(_ name: String, _ tool: String, _ arguments: [String]) throws -> Daemon {
+    func startInSlave(_ name: String, _ tool: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> Daemon {
         try Daemon(
             name, "/usr/sbin/ip", ["netns", "exec", slaveNamespace, tool] + arguments,
-            environment: ProcessInfo.processInfo.environment, logDirectory: logDirectory)
+            environment: ProcessInfo.processInfo.environment.merging(extra) { _, new in new }, logDirectory: logDirectory)
+    }
+
+    /// Starts `jack_capture` (Debian's jack-capture, an independent recorder) on the slave,
+    /// recording the slave's capture ports to `path` as 32-bit float, and waits until it is
+    /// connected to all of them. Stop it with SIGINT; it finalises its file on the way out.
+    /// Skips (or fails, where environments are required) when jack_capture is missing.
+    func startIndependentRecorder(_ name: String, to path: String) throws -> Daemon {
+        guard let tool = PrivateJACKServer.findExecutable("jack_capture") else {
+            try skipEnvironment("netjack2 suite: jack_capture is missing; run scripts/setup --environments")
+        }
+        let ports = (1...captureChannels).flatMap { ["--port", "system:capture_\($0)"] }
+        // -d bounds it if the test never stops it; -ns: no console to read; -dc: no meter.
+        let recorder = try startInSlave(
+            name, tool, ["-ns", "-dc", "-b", "FLOAT", "-d", "120"] + ports + [path],
+            environment: ["JACK_DEFAULT_SERVER": slaveServer, "JACK_NO_START_SERVER": "1"])
+        let connected = JACKFixture.waitUntil(timeout: 10) {
+            (1...self.captureChannels).allSatisfy { c in
+                let lines = (try? self.runInSlave("jack_lsp", ["-s", self.slaveServer, "-c", "system:capture_\(c)"]).stdout) ?? ""
+                return lines.contains("jack_capture")
+            }
+        }
+        guard connected else { throw JackError.serverStartFailed(reason: "jack_capture never connected: \(recorder.log)") }
+        return recorder
+    }
+
+    /// Stops an independent recorder started by ``startIndependentRecorder(_:to:)`` with SIGINT
+    /// and waits (up to `timeout` seconds) for it to finish writing; returns whether it did.
+    @discardableResult
+    func stopIndependentRecorder(_ recorder: Daemon, timeout: Double = 15) -> Bool {
+        guard recorder.process.isRunning else { return true }
+        kill(recorder.process.processIdentifier, SIGINT)
+        return JACKFixture.waitUntil(timeout: timeout) { !recorder.process.isRunning }
     }
 
     /// Stops both servers and removes the namespaces (which removes the veth pair).

@@ -25,7 +25,8 @@ struct TakeOptions {
             help:
                 "one mono file per input, NAME_SOURCE.wav, named after the source it connects to (its pretty-name under PipeWire), else NAME_in_N.wav; the names are printed and checked before the run"
         ),
-        OptionSpec("channel-names", value: "NAME,NAME,...", help: "with --channel-files: the files' names, one per input, in order (NAME_kick.wav, ...)"),
+        OptionSpec(
+            "channel-names", value: "NAME,NAME,...", help: "with --channel-files: the files' names, one per input, in order (NAME_kick.wav, ...)"),
         OptionSpec("sidecar", help: "write NAME.json beside each file: the first sample's wall-clock and JACK frame time, the ports, the losses"),
         OptionSpec("no-bext", help: "leave out the Broadcast Wave bext chunk (time reference) that WAV, RF64 and W64 files carry"),
         OptionSpec("align", help: "with --split DURATION: start files on wall-clock multiples of it (14:00:00, 15:00:00 for 1h)"),
@@ -58,7 +59,8 @@ struct TakeOptions {
             guard channelFiles else { throw UsageError("--channel-names names the files of --channel-files; add --channel-files or leave it out") }
             let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             if let empty = names.firstIndex(where: \.isEmpty) {
-                throw UsageError("--channel-names \(ValueParsing.shown(text)): name \(empty + 1) is empty; give one name per input, separated by commas")
+                throw UsageError(
+                    "--channel-names \(ValueParsing.shown(text)): name \(empty + 1) is empty; give one name per input, separated by commas")
             }
             guard names.count <= 1024 else { throw UsageError("--channel-names gives \(names.count) names; at most 1024 inputs") }
             channelNames = names
@@ -80,7 +82,8 @@ struct TakeOptions {
                 // Without FILE the takes go to the current directory, where earlier runs' takes
                 // (and anything named like them) live: retention there would put them at risk.
                 throw UsageError(
-                    "--keep removes a logger's own dated segments; give FILE as a date template such as 'log-%Y%m%d-%H%M%S.wav' (in a folder of its own)")
+                    "--keep removes a logger's own dated segments; give FILE as a date template such as 'log-%Y%m%d-%H%M%S.wav' (in a folder of its own)"
+                )
             }
             do { try SegmentRetention.validate(template: template) } catch { throw UsageError(error.description) }
             if let reason = SegmentRetention.checkMarks(template: template) { throw UsageError(reason) }

@@ -216,7 +216,8 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(named.first?.contains("its results are partial") ?? false, outcome.stderr)
         reliabilityFigures(
             "real-time plugin hangs 1 s into a 4 s take, isolated",
-            "exit 4 after \(outcome.wall.formatted(places: 1)) s; named with \(missed ?? -1) of \(outcome.frames) frames missed; take \(outcome.exactness)")
+            "exit 4 after \(outcome.wall.formatted(places: 1)) s; named with \(missed ?? -1) of \(outcome.frames) frames missed; take \(outcome.exactness)"
+        )
     }
 
     func testAPluginThatKeepsCrashingIsGivenUp() throws {

@@ -66,8 +66,10 @@ final class SignalTests: XCTestCase {
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("take.wav").path
             let child = try JackhostBinary.start(
-                ["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter", "--signal-trigger", "--pre-roll", "0.5",
-                 "--duration", "1.5"], directory: workDirectory)
+                [
+                    "record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter", "--signal-trigger", "--pre-roll", "0.5",
+                    "--duration", "1.5",
+                ], directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { Self.catches(child.process.processIdentifier, SIGUSR1) })
             child.signal(SIGUSR1)
             XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
@@ -126,12 +128,15 @@ final class SignalTests: XCTestCase {
             if moment > 0 { usleep(UInt32(moment) * 1000) }
         } else {
             let started = JACKFixture.waitUntil(timeout: 5) {
-                mode == .stream ? Self.size(child.stdoutURL.path) > 8192 : Self.size(take) > 8192
-                    || (mode == .trigger && child.stderr.contains("capturing"))
+                mode == .stream
+                    ? Self.size(child.stdoutURL.path) > 8192
+                    : Self.size(take) > 8192
+                        || (mode == .trigger && child.stderr.contains("capturing"))
             }
             XCTAssertTrue(started, "\(label): audio never flowed: \(child.stderr)")
         }
-        let handled = signal.action == .stops || signal.number == SIGUSR1 || signal.number == SIGUSR2
+        let handled =
+            signal.action == .stops || signal.number == SIGUSR1 || signal.number == SIGUSR2
             ? Self.catches(pid, signal.number) : Self.ignores(pid, signal.number)
         kill(pid, signal.number)
         // SIGTTOU's default stops a process rather than ending it: continue one that it stopped.
@@ -224,4 +229,3 @@ final class SignalTests: XCTestCase {
         return bits & (1 << UInt64(signal - 1)) != 0
     }
 }
-

@@ -151,7 +151,9 @@ final class TakeTimeTests: XCTestCase {
             XCTAssertEqual(named.status, 0, named.stderr)
             XCTAssertEqual(try files(starting: "named"), ["named_kick.wav", "named_snare.wav"])
             XCTAssertTrue(named.stderr.contains("(--channel-names)"), named.stderr)
-            let given = try JackhostBinary.run(["record", path("given.wav"), "--channel-names", "kick,snare", "-s", "jhtest-never-started", "--channel-files"])
+            let given = try JackhostBinary.run([
+                "record", path("given.wav"), "--channel-names", "kick,snare", "-s", "jhtest-never-started", "--channel-files",
+            ])
             XCTAssertEqual(given.status, 2, given.stderr)
             XCTAssertTrue(given.stderr.contains("given_snare.wav exists"), given.stderr)
             let miscounted = try JackhostBinary.run(["record", path("three.wav"), "--channel-names", "a,b,c"] + connect)
@@ -173,12 +175,17 @@ final class TakeTimeTests: XCTestCase {
             defer { first.stop() }
             try second.start()
             defer { second.stop() }
-            let generator = try RunningJackhost(arguments: ["signal", "-s", first.name, "--name", "jhgen", "--channels", "2"], directory: workDirectory)
-            defer { generator.signal(SIGTERM); _ = generator.wait() }
+            let generator = try RunningJackhost(
+                arguments: ["signal", "-s", first.name, "--name", "jhgen", "--channels", "2"], directory: workDirectory)
+            defer {
+                generator.signal(SIGTERM)
+                _ = generator.wait()
+            }
             var seen: Set<[String]> = []
             for run in 0..<3 {
                 // On the other server, a client with pretty-named ports comes and goes.
-                let other = try RunningJackhost(arguments: ["signal", "-s", second.name, "--name", "jhother", "--channels", "2"], directory: workDirectory)
+                let other = try RunningJackhost(
+                    arguments: ["signal", "-s", second.name, "--name", "jhother", "--channels", "2"], directory: workDirectory)
                 usleep(300_000)
                 let result = try JackhostBinary.run([
                     "record", path("run\(run).wav"), "-s", first.name, "--connect", "jhgen:out_.*", "-d", "0.3", "--channel-files", "--quiet",
@@ -343,7 +350,8 @@ final class TakeTimeTests: XCTestCase {
         XCTAssertEqual((sidecar?["removedByRetention"] as? [String])?.sorted(), doomed.map(path).sorted())
         // The new take carries jackhost's mark, as an independent reader (getfattr) shows it.
         let take = String(created.dropLast(5))
-        let attribute = try JACKFixture.run("python3", ["-c", "import os,sys; print(os.getxattr(sys.argv[1], 'user.jackhost.take').decode())", path(take)])
+        let attribute = try JACKFixture.run(
+            "python3", ["-c", "import os,sys; print(os.getxattr(sys.argv[1], 'user.jackhost.take').decode())", path(take)])
         XCTAssertTrue(attribute.stdout.contains("name=\(take)"), attribute.stdout + attribute.stderr)
         XCTAssertTrue(attribute.stdout.contains("template=\(template)"), attribute.stdout)
         reliabilityFigures(

@@ -5,7 +5,9 @@ import XCTest
 /// Which rule names each channel file, in order: the user's names, a trusted pretty-name of the
 /// input or of its one source, the source's port name, `in_N`.
 final class ChannelFileNamingTests: XCTestCase {
-    private func choose(_ index: Int, given: [String]? = nil, own: String? = nil, sources: [String], pretty: String? = nil)
+    private func choose(
+        _ index: Int, given: [String]? = nil, own: String? = nil, sources: [String], pretty: String? = nil
+    )
         -> ChannelFileNaming.Choice
     {
         ChannelFileNaming.choose(index: index, given: given, ownPrettyName: own, sources: sources, sourcePrettyName: { _ in pretty })

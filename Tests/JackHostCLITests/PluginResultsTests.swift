@@ -29,7 +29,8 @@ final class PluginResultsTests: XCTestCase {
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 3)
         XCTAssertEqual(lines[0], #"{"summary":true,"time":4.000,"plugin":"Peak","instance":1,"results":{"rms.max":-6.0}}"#)
-        XCTAssertEqual(lines[1], #"{"summary":true,"time":4.000,"plugin":"Peak","instance":2,"partial":true,"missedFrames":512,"results":{"rms.max":-6.0}}"#)
+        XCTAssertEqual(
+            lines[1], #"{"summary":true,"time":4.000,"plugin":"Peak","instance":2,"partial":true,"missedFrames":512,"results":{"rms.max":-6.0}}"#)
         XCTAssertEqual(lines[2], #"{"summary":true,"time":4.000,"retention":{"removed":3}}"#)
         for line in lines { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8))) }
     }

@@ -131,7 +131,8 @@ struct SequenceJunctions {
     func coverageProblem(by reference: SequenceJunctions) -> String? {
         guard let first = firstNumber, let last = lastNumber else { return "no aligned frame in the take" }
         if !reference.alignedNumbers.contains(first) || !reference.alignedNumbers.contains(last) {
-            return "the independent take (frame numbers \(reference.firstNumber ?? -1)...\(reference.lastNumber ?? -1)) does not cover this one (\(first)...\(last))"
+            return
+                "the independent take (frame numbers \(reference.firstNumber ?? -1)...\(reference.lastNumber ?? -1)) does not cover this one (\(first)...\(last))"
         }
         return nil
     }

@@ -57,7 +57,7 @@ struct HookCommand: Equatable, Sendable {
                 "--\(kind.option) was given an empty command; name a program, e.g. --\(kind.option) /usr/local/bin/archive-take")
         }
         guard Self.findProgram(program, searchPath: searchPath) != nil else {
-            let shown = ValueParsing.shown(program)
+            let shown = ValueParsing.shownPath(program)
             if program.contains("/") {
                 throw UsageError("--\(kind.option): \(shown) is not an executable file; give the path of a program or script")
             }

@@ -43,6 +43,27 @@ final class HookRunnerTests: XCTestCase {
         XCTAssertNotNil(HookCommand.findProgram("true", searchPath: "/nonexistent::/bin"))
     }
 
+    /// A hook that is no program is named by its whole path, however long, never cut to `…/noexec-ho...`.
+    func testAHookThatIsNoProgramIsNamedByItsWholePath() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)/a-rather-long-directory-name")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let script = directory.appendingPathComponent("noexec-hook-script.sh").path
+        try "#!/bin/sh\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o644)
+        XCTAssertGreaterThan(script.count, 60)
+        XCTAssertThrowsError(try HookCommand(kind: .close, parsing: "\(script) --flag")) { error in
+            XCTAssertEqual(
+                (error as? UsageError)?.message,
+                "--on-file-close: \(script) is not an executable file; give the path of a program or script")
+        }
+        let name = "no-such-program-with-a-name-longer-than-forty-characters"
+        XCTAssertThrowsError(try HookCommand(kind: .open, parsing: name, searchPath: "/nonexistent")) { error in
+            XCTAssertEqual(
+                (error as? UsageError)?.message, "--on-file-open: program \"\(name)\" is not in PATH; give its full path, or install it")
+        }
+    }
+
     func testEventArguments() {
         XCTAssertEqual(HookCommand.arguments(for: .opened(path: "a b.wav")), ["a b.wav"])
         XCTAssertEqual(

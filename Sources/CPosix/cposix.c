@@ -49,3 +49,5 @@ int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest) 
 }
 
 const char *cposix_signal_abbreviation(int signal) { return sigabbrev_np(signal); }
+
+int cposix_pipe_cloexec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }

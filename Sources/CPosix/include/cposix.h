@@ -44,4 +44,11 @@ int cposix_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest);
 /// The abbreviated name of a signal ("SEGV" for SIGSEGV), or NULL (glibc's sigabbrev_np).
 const char *cposix_signal_abbreviation(int signal);
 
+/// Creates a pipe whose two ends are close-on-exec from the start (glibc's pipe2 with
+/// O_CLOEXEC, which Swift's Glibc module does not declare). Returns 0, or -1 with errno.
+///
+/// Why: no child that another thread spawns meanwhile may inherit either end (a hook's output
+/// relay must see EOF when the hook and its children are done).
+int cposix_pipe_cloexec(int descriptors[2]);
+
 #endif

@@ -14,17 +14,18 @@ enum CodingHistoryPatch {
     /// How many chunks are looked at before giving up (a take has four or five).
     static let chunkLimit = 64
 
-    /// Replaces the coding history in the file open on `descriptor` with `line` and syncs it.
+    /// Replaces the coding history in the file open on `descriptor` with `line`, and with
+    /// `sync` (the take's `--sync-interval` is not 0) syncs it.
     ///
     /// - Returns: false when the file has no `bext` chunk before its audio, or a read, write or
     ///   sync failed (the file is then as libsndfile left it, or as far as the write got).
     @discardableResult
-    static func apply(_ line: String, to descriptor: Int32) -> Bool {
+    static func apply(_ line: String, to descriptor: Int32, sync: Bool) -> Bool {
         guard let area = historyArea(in: descriptor) else { return false }
         let bytes = historyBytes(line, size: area.size)
         let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(area.offset)) }
         guard written == bytes.count else { return false }
-        return fdatasync(descriptor) == 0
+        return !sync || fdatasync(descriptor) == 0
     }
 
     /// `line` and CR LF as ASCII (other bytes become `?`), cut to `size`, NUL-filled to `size`.

@@ -143,7 +143,7 @@ final class TakeWriter {
     /// Closes the files after an open that failed part-way, removing the ones this segment created.
     private func abandon() {
         for file in files {
-            Self.close(file)
+            Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false)
             if TakeFiles.isRegularFile(file.path) { unlink(file.path) }
         }
         files.removeAll()
@@ -207,19 +207,20 @@ final class TakeWriter {
         let summaries = files.map {
             RecorderFileSummary(path: $0.path, frames: frames, xruns: xruns, droppedFrames: droppedFrames)
         }
-        for file in files { Self.close(file) }
+        for file in files { Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false) }
         files.removeAll()
         return summaries
     }
 
     /// Finalises one file: libsndfile writes its header for the last time, then the coding
-    /// history is made one true line again and the descriptor closed; W64 closes itself.
-    private static func close(_ file: OpenFile) {
+    /// history is made one true line again (synced with `sync`) and the descriptor closed; W64
+    /// closes itself.
+    private static func close(_ file: OpenFile, sync: Bool) {
         switch file.output {
         case .sndfile(let handle):
             sf_close(handle)
             if let history = file.codingHistory {
-                CodingHistoryPatch.apply(history, to: file.descriptor)
+                CodingHistoryPatch.apply(history, to: file.descriptor, sync: sync)
                 Glibc.close(file.descriptor)
             }
         case .wave64(let writer): writer.close()

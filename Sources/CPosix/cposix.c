@@ -67,3 +67,4 @@ const char *cposix_library_path_of(const char *symbol) {
     if (address == NULL || dladdr(address, &info) == 0) return NULL;
     return info.dli_fname;
 }
+int cposix_pipe_cloexec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }

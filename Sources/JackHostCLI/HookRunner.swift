@@ -1,4 +1,5 @@
 import CPosix
+import CSignals
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -57,7 +58,7 @@ struct HookCommand: Equatable, Sendable {
                 "--\(kind.option) was given an empty command; name a program, e.g. --\(kind.option) /usr/local/bin/archive-take")
         }
         guard Self.findProgram(program, searchPath: searchPath) != nil else {
-            let shown = ValueParsing.shown(program)
+            let shown = ValueParsing.shownPath(program)
             if program.contains("/") {
                 throw UsageError("--\(kind.option): \(shown) is not an executable file; give the path of a program or script")
             }
@@ -115,9 +116,11 @@ struct HookCommand: Equatable, Sendable {
 ///   counted rather than held in memory without bound.
 /// - A hook runs as an argument vector through posix_spawnp, never through a shell, in a
 ///   process group of its own (a Ctrl-C at the terminal stops jackhost, not the hook), with
-///   stdin from /dev/null and its stdout and stderr on jackhost's stderr (stdout may carry
-///   audio). It gets `JACKHOST_EVENT` (open, close or rotate) and `JACKHOST_FILE` (the file,
-///   for rotate the new one) in its environment, and nothing else of jackhost's open files.
+///   stdin from /dev/null and its stdout and stderr on a pipe that ``HookOutputRelay`` copies
+///   to jackhost's stderr, each line prefixed (stdout may carry audio; and a child the hook
+///   leaves behind holds that pipe, never jackhost's own stdout or stderr). It gets
+///   `JACKHOST_EVENT` (open, close or rotate) and `JACKHOST_FILE` (the file, for rotate the new
+///   one) in its environment, and nothing else of jackhost's open files.
 /// - A hook that cannot start, exits non-zero or is killed is reported in one warning line and
 ///   counted; it never ends the take.
 /// - ``finish(timeout:abandonWhen:waiting:)`` waits a bounded time for the hooks still queued or
@@ -145,6 +148,8 @@ final class HookRunner: @unchecked Sendable {
     private let hooks: [HookCommand.Kind: HookCommand]
     private let environment: [String]
     private let report: @Sendable (String) -> Void
+    /// Carries the hooks' output to stderr; nil when no pipe could be made (output then goes to /dev/null).
+    private let relay: HookOutputRelay?
     private let lock = Lock()
     private var state = State()
     private let wake = DispatchSemaphore(value: 0)
@@ -164,18 +169,24 @@ final class HookRunner: @unchecked Sendable {
         var closing = false
         var abandoned = false
         var threadDone = false
+        /// Whether jackhost has said that a hook's output could not be shown.
+        var saidOutputLost = false
     }
 
     /// Creates a runner for `hooks` (at most one per kind) and starts its thread.
     ///
-    /// - Parameter report: Receives each warning line (default: jackhost's stderr).
+    /// - Parameters:
+    ///   - report: Receives each warning line (default: jackhost's stderr).
+    ///   - output: Receives each line the hooks print, prefixed (default: jackhost's stderr).
     init(
         hooks: [HookCommand], queueLimit: Int = 64,
-        report: @escaping @Sendable (String) -> Void = { printError("warning: \($0)") }
+        report: @escaping @Sendable (String) -> Void = { printError("warning: \($0)") },
+        output: @escaping @Sendable (String) -> Void = { printNote($0) }
     ) {
         self.hooks = Dictionary(hooks.map { ($0.kind, $0) }, uniquingKeysWith: { _, last in last })
         self.queueLimit = max(1, queueLimit)
         self.report = report
+        relay = hooks.isEmpty ? nil : HookOutputRelay(emit: output)
         // Taken once, here on the main thread: the hooks see jackhost's environment as it started.
         var environment: [String] = []
         var entry = environ
@@ -272,22 +283,18 @@ final class HookRunner: @unchecked Sendable {
         let envp = environment.map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
 
+        let output = openOutput(for: command)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        // stdout may carry audio (`record -` with a stream): a hook's output goes to stderr.
-        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)
-        // Nothing else of ours leaks into the hook: not the take, not the JACK client's sockets.
-        cposix_spawn_add_closefrom(&actions, 3)
+        Self.addStandardDescriptors(&actions, output: output?.writeEnd)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         // Its own process group, so a Ctrl-C meant for jackhost does not cut a hook short; the
         // signals jackhost handles or ignores (SIGPIPE) start at their defaults, none blocked.
         var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE] { sigaddset(&defaults, signal) }
+        csignals_handled_set(&defaults)
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
@@ -299,9 +306,14 @@ final class HookRunner: @unchecked Sendable {
             if state.abandoned { state.running = nil }
             return state.abandoned
         }
-        guard !abandoned else { return }
+        guard !abandoned else {
+            if let output { close(output.writeEnd) }
+            return
+        }
         var child = pid_t()
         let spawned = posix_spawnp(&child, command.words[0], &actions, &attributes, argv, envp)
+        // Ours is closed at once: from now on only the hook and its children hold the pipe.
+        if let output { close(output.writeEnd) }
         guard spawned == 0 else {
             lock.withLock {
                 state.running = nil
@@ -317,6 +329,7 @@ final class HookRunner: @unchecked Sendable {
         }
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        if let output { relay?.settle(output.id, timeout: 0.5) }
         let failure = Self.failure(status: status)
         let reportIt = lock.withLock {
             state.running = nil
@@ -325,6 +338,38 @@ final class HookRunner: @unchecked Sendable {
             return !state.abandoned
         }
         if let failure, reportIt { report("\(Self.describe(command)) \(failure) for \(subject.shown)") }
+    }
+
+    /// The hook's descriptors: stdin from /dev/null, stdout and stderr on `output` (the relay's
+    /// pipe; /dev/null without one), and nothing else of jackhost's: not the take, not the JACK
+    /// client's sockets, not jackhost's own stdout (it may carry audio) or stderr.
+    private static func addStandardDescriptors(_ actions: inout posix_spawn_file_actions_t, output: Int32?) {
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, STDOUT_FILENO)
+            posix_spawn_file_actions_adddup2(&actions, output, STDERR_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
+        }
+        cposix_spawn_add_closefrom(&actions, 3)
+    }
+
+    /// A relay pipe for one run of `command`; nil, said once, when none can be had (too many
+    /// outputs still held open by children hooks left behind, or no pipe).
+    private func openOutput(for command: HookCommand) -> (id: Int, writeEnd: Int32)? {
+        if let output = relay?.open(label: command.kind.option) { return output }
+        let sayIt = lock.withLock {
+            defer { state.saidOutputLost = true }
+            return !state.saidOutputLost
+        }
+        if sayIt {
+            let open = relay?.openCount ?? 0
+            report(
+                "the output of \(Self.describe(command)) is not shown: \(open) earlier hook outputs are still held open by children the hooks left running (said once; the hooks still run)"
+            )
+        }
+        return nil
     }
 
     /// "exited with status 3" or "was killed by SIGKILL", or nil for success.

@@ -76,7 +76,8 @@ struct TakeOptions {
         }
         if let text = parsed.value("keep") {
             guard let seconds = SegmentRetention.parseKeep(text) else {
-                throw UsageError("--keep \(ValueParsing.shown(text)) is not an age; \(SegmentRetention.acceptedKeep)")
+                let problem = Self.isAgeShaped(text) ? "is out of range" : "is not an age"
+                throw UsageError("--keep \(ValueParsing.shown(text)) \(problem); \(SegmentRetention.acceptedKeep)")
             }
             guard case .template(let template) = name else {
                 // Without FILE the takes go to the current directory, where earlier runs' takes
@@ -112,6 +113,13 @@ struct TakeOptions {
         if trigger != nil && toStandardOutput {
             throw UsageError("triggered takes are files, one per take; record to a FILE, not standard output")
         }
+    }
+
+    /// Whether `text` is written as a `--keep` age (an unsigned plain decimal and one of the
+    /// units s, m, h, d or w), so that a refusal can say "out of range" rather than "not an age".
+    static func isAgeShaped(_ text: String) -> Bool {
+        guard let unit = text.last, "smhdw".contains(unit), !text.hasPrefix("-") else { return false }
+        return ValueParsing.decimal(String(text.dropLast())) != nil
     }
 
     /// `-40dBFS`, `-40dB` or `-40`: a level from -120 to 0 dBFS.

@@ -63,8 +63,22 @@ enum ValueParsing {
         guard let limit = SplitLimit(parsing: text) else {
             throw UsageError("--split \(shown(text)) is neither a size (500M, 2G) nor a duration (30s, 10m, 1h); \(SplitLimit.acceptedRanges)")
         }
-        guard limit.isInRange else { throw UsageError("--split \(shown(text)) is out of range; \(SplitLimit.acceptedRanges)") }
+        guard limit.isInRange else { throw UsageError(splitRefusal(shown(text), limit)) }
         return limit
+    }
+
+    /// Why a well-formed `--split` value outside the ranges is refused: too short a duration,
+    /// too small a size (each with the least accepted value and the other kind as a hint), or
+    /// too large.
+    static func splitRefusal(_ shown: String, _ limit: SplitLimit) -> String {
+        switch limit {
+        case .seconds(let seconds) where seconds < SplitLimit.secondRange.lowerBound:
+            return "--split \(shown) is too short; use at least 1s (or a size such as 2G)"
+        case .bytes(let bytes) where bytes < SplitLimit.byteRange.lowerBound:
+            return "--split \(shown) is too small; use at least 64K (or a duration such as 30m)"
+        default:
+            return "--split \(shown) is out of range; \(SplitLimit.acceptedRanges)"
+        }
     }
 
     /// `--max-buffer`: a size (`512M`, `2G`) or a duration (`90s`, `10m`), in the grammar of
@@ -106,6 +120,13 @@ enum ValueParsing {
             do { try PortPattern.check(pattern) } catch { throw UsageError(error.description) }
         }
         return patterns
+    }
+
+    /// A path as a message shows it: whole, so the user can tell which file is meant, with line
+    /// breaks as spaces and cut only past `PATH_MAX` (4096) characters, which no real path reaches.
+    static func shownPath(_ path: String) -> String {
+        let flat = path.replacingNewlines()
+        return flat.count <= 4096 ? flat : String(flat.prefix(4093)) + "..."
     }
 
     /// A value as a message shows it: cut to 40 characters, so a hostile value still gives one line.

@@ -76,7 +76,7 @@ public enum AudioContainer: String, Sendable, CaseIterable {
         case container(AudioContainer)
         /// A well-known audio format jackhost does not write (`aiff`, `m4a`, …), upper-cased.
         case unsupportedAudio(String)
-        /// An extension that names no audio format (`.bak`, `.2026`).
+        /// An extension that names no audio format (`.bak`, `.2026`), as written (case kept).
         case unknown(String)
     }
 
@@ -91,13 +91,14 @@ public enum AudioContainer: String, Sendable, CaseIterable {
         guard path != "-", let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
             dot != path.startIndex, path[path.index(before: dot)] != "/"
         else { return .none }
-        let ext = String(path[path.index(after: dot)...]).lowercased()
+        let written = String(path[path.index(after: dot)...])
+        let ext = written.lowercased()
         if ext.isEmpty { return .none }
         if let container = AudioContainer(name: ext) { return .container(container) }
         if ext == "wave" || ext == "bwf" { return .container(.wav) }
         if ext == "oga" { return .container(.ogg) }
         if otherAudioExtensions.contains(ext) { return .unsupportedAudio(ext.uppercased()) }
-        return .unknown(ext)
+        return .unknown(written)
     }
 
     /// Whether a file with this container may carry the extension of `other`: RF64 files are

@@ -29,6 +29,22 @@ struct BroadcastWave {
         self.codingHistory = codingHistory
     }
 
+    /// The one coding history line (EBU R 98) that is true for a file jackhost writes:
+    /// `A=PCM` for integer samples and `A=PCM_FLOAT` for IEEE float (R 98 names no float
+    /// coding; libsndfile's own line says `A=PCM,W=24` for float, which is wrong), `F=` the
+    /// rate, `W=` the bits per stored sample, `M=` mono, stereo or multi, and `T=jackhost`.
+    static func codingHistory(sampleFormat: SampleFormat, sampleRate: Int, channels: Int) -> String {
+        let coding = sampleFormat == .float32 ? "PCM_FLOAT" : "PCM"
+        let bits: Int
+        switch sampleFormat {
+        case .int16: bits = 16
+        case .int24: bits = 24
+        case .float32, .int32, .fixed8_24: bits = 32
+        }
+        let mode = channels == 1 ? "mono" : channels == 2 ? "stereo" : "multi"
+        return "A=\(coding),F=\(sampleRate),W=\(bits),M=\(mode),T=jackhost"
+    }
+
     /// Whether takes in this container carry a `bext` chunk: WAV and RF64 through libsndfile,
     /// W64 through ``Wave64Writer``; CAF, FLAC and the lossy containers have no place for it.
     static func isSupported(by container: AudioContainer) -> Bool {
@@ -36,6 +52,9 @@ struct BroadcastWave {
     }
 
     /// Sets the chunk on a file opened for writing, before any audio is written.
+    ///
+    /// libsndfile appends its own coding history line to ours whenever it writes the header;
+    /// ``CodingHistoryPatch`` takes it out again once the file is closed.
     ///
     /// - Returns: false when libsndfile refused it.
     func apply(to file: OpaquePointer) -> Bool {

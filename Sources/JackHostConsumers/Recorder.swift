@@ -497,13 +497,13 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         let timeReference = timeline.bextTimeReference(at: position)
         var broadcast: [BroadcastWave]?
         if broadcastWave && BroadcastWave.isSupported(by: container) && basePath != "-" {
-            let bits = sampleFormat == .float32 ? 32 : sampleFormat.bytesPerSample * 8
+            let history = BroadcastWave.codingHistory(
+                sampleFormat: sampleFormat, sampleRate: Int(format.sampleRate), channels: created.count == 1 ? format.channelCount : 1)
             broadcast = created.indices.map { index in
                 let what = names.map { "input \(index + 1) (\($0[index]))" } ?? "\(format.channelCount) inputs"
                 return BroadcastWave(
                     description: "jackhost take: \(what)", wallClock: wallClock, timeReference: timeReference,
-                    codingHistory: "A=\(sampleFormat == .float32 ? "PCM_FLOAT" : "PCM"),F=\(Int(format.sampleRate)),W=\(bits),"
-                        + "M=\(names == nil ? "multi" : "mono"),T=jackhost")
+                    codingHistory: history)
             }
         }
         do {

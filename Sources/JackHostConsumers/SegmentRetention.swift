@@ -40,8 +40,9 @@ public struct SegmentRetention: Sendable {
         public var unproven: [String] = []
     }
 
-    /// The shortest and longest retention periods: a minute to ten years.
-    public static let keepRange = 60.0...(3652.0 * 86400)
+    /// The shortest and longest retention periods: a minute (`1m`) to 520 weeks (`520w`, 3640
+    /// days, about ten years), exactly the bounds ``acceptedKeep`` names.
+    public static let keepRange = 60.0...(520.0 * 7 * 86400)
     /// The accepted values in words, for messages.
     public static let acceptedKeep = "use a number with s, m, h, d or w, from 1m to 520w (for example 90m, 12h, 7d, 2w)"
 

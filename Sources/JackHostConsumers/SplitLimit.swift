@@ -14,10 +14,11 @@ public enum SplitLimit: Sendable, Equatable {
 
     /// Parses a size with a unit of powers of 1024 (`64K`, `500M`, `2G`, `1T`) or a duration
     /// (`90s`, `10m` minutes, `1h`). Upper-case `M` is mebibytes, lower-case `m` minutes.
-    /// The number is a plain decimal (no exponent, no hexadecimal). Values too large for the
-    /// counters are kept just past the range, so ``isInRange`` refuses them instead of trapping.
+    /// The number is a plain decimal (no sign, exponent or hexadecimal). Zero parses (`0s`), so
+    /// that ``isInRange`` refuses it as too short rather than as malformed; values too large for
+    /// the counters are kept just past the range, so ``isInRange`` refuses them instead of trapping.
     public init?(parsing text: String) {
-        guard let unit = text.last, let number = Self.plainDecimal(text.dropLast()), number > 0 else { return nil }
+        guard let unit = text.last, let number = Self.plainDecimal(text.dropLast()) else { return nil }
         let multiplier: Double
         switch unit {
         case "k", "K": multiplier = 1024

@@ -298,7 +298,9 @@ public struct TakeFiles: Sendable {
             throw .openFailed(path: path, reason: Self.reason(errno))
         }
         // With O_EXCL, open(2) refuses any existing name, links included, and never follows one.
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC)
+        // Read and write: once libsndfile has closed a WAV, its `bext` chunk is read back and
+        // patched through this descriptor (``CodingHistoryPatch``).
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC)
         let descriptor = open(path, flags, 0o644)
         if descriptor >= 0 { return descriptor }
         let error = errno

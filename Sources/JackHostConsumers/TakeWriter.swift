@@ -34,6 +34,9 @@ final class TakeWriter {
         var output: Output
         /// -1 for standard output (never synced).
         var descriptor: Int32
+        /// The coding history to put back once libsndfile has closed the file (see
+        /// ``CodingHistoryPatch``); when set, jackhost, not libsndfile, closes `descriptor`.
+        var codingHistory: String? = nil
     }
 
     let settings: Settings
@@ -101,7 +104,10 @@ final class TakeWriter {
             // Only a regular file that is still empty can be ours to remove: a device such as
             // /dev/full or a FIFO was there before and must stay.
             let removable = !isStandardOutput && TakeFiles.isRegularFile(file.path)
-            let handle = sf_open_fd(file.descriptor, Int32(SFM_WRITE), &info, Int32(isStandardOutput ? SF_FALSE : SF_TRUE))
+            // A file with a `bext` chunk keeps its descriptor past sf_close, for the coding history.
+            let history = isStandardOutput ? nil : broadcast.flatMap { index < $0.count ? $0[index].codingHistory : nil }
+            let closedBySndfile = !isStandardOutput && history == nil
+            let handle = sf_open_fd(file.descriptor, Int32(SFM_WRITE), &info, Int32(closedBySndfile ? SF_TRUE : SF_FALSE))
             guard let handle else {
                 let reason = Recorder.libsndfileReason(nil)
                 if !isStandardOutput { Glibc.close(file.descriptor) }
@@ -121,7 +127,10 @@ final class TakeWriter {
             // After the line above: MP3 needs float normalisation back on (see configure).
             settings.container.configure(handle, quality: settings.quality)
             if let broadcast, index < broadcast.count { _ = broadcast[index].apply(to: handle) }
-            files.append(OpenFile(path: file.path, output: .sndfile(handle), descriptor: isStandardOutput ? -1 : file.descriptor))
+            files.append(
+                OpenFile(
+                    path: file.path, output: .sndfile(handle), descriptor: isStandardOutput ? -1 : file.descriptor,
+                    codingHistory: history))
         }
         self.format = format
         frames = 0
@@ -134,7 +143,7 @@ final class TakeWriter {
     /// Closes the files after an open that failed part-way, removing the ones this segment created.
     private func abandon() {
         for file in files {
-            Self.close(file.output)
+            Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false)
             if TakeFiles.isRegularFile(file.path) { unlink(file.path) }
         }
         files.removeAll()
@@ -198,14 +207,22 @@ final class TakeWriter {
         let summaries = files.map {
             RecorderFileSummary(path: $0.path, frames: frames, xruns: xruns, droppedFrames: droppedFrames)
         }
-        for file in files { Self.close(file.output) }
+        for file in files { Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false) }
         files.removeAll()
         return summaries
     }
 
-    private static func close(_ output: Output) {
-        switch output {
-        case .sndfile(let handle): sf_close(handle)
+    /// Finalises one file: libsndfile writes its header for the last time, then the coding
+    /// history is made one true line again (synced with `sync`) and the descriptor closed; W64
+    /// closes itself.
+    private static func close(_ file: OpenFile, sync: Bool) {
+        switch file.output {
+        case .sndfile(let handle):
+            sf_close(handle)
+            if let history = file.codingHistory {
+                CodingHistoryPatch.apply(history, to: file.descriptor, sync: sync)
+                Glibc.close(file.descriptor)
+            }
         case .wave64(let writer): writer.close()
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import JackHost
 import JackHostTesting
+import Synchronization
 import XCTest
 
 /// `--on-file-open`, `--on-file-close` and `--on-rotate` against a private server playing the
@@ -202,9 +203,150 @@ final class HookTests: XCTestCase {
         }
     }
 
+    /// A hook that leaves a child behind holding its stdout and stderr (a `(sleep 20 &)`) never
+    /// holds jackhost's caller: `jackhost … 2>&1` inside `$(…)` reads EOF as jackhost exits, not
+    /// when the child does. The hook's output reaches jackhost's stderr through the relay, each
+    /// line prefixed, and the hook sees only /dev/null, the relay and its own descriptors.
+    func testAChildAHookLeavesBehindNeverHoldsTheCaller() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let sleeperPID = path("sleeper.pid")
+            let descriptors = path("descriptors")
+            let hook = try script(
+                "leaves-a-child",
+                """
+                echo "hello from the hook for $1"
+                echo "and to stderr" >&2
+                ls -l /proc/self/fd > '\(descriptors)'
+                (sleep 20 & echo $! > '\(sleeperPID)')
+                exit 0
+                """)
+            defer { Self.killSleeper(pidFile: sleeperPID) }
+            let take = path("take.wav")
+            let run = try Self.runReadingToEOF(
+                JackhostBinary.path,
+                ["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1", "--on-file-close", hook])
+            XCTAssertEqual(run.status, 0, run.output)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: sleeperPID), "the hook left its child: \(run.output)")
+            let delay = run.eofSeconds - run.exitSeconds
+            XCTAssertLessThan(delay, 3, "EOF \(delay) s after jackhost exited: \(run.output)")
+            reliabilityFigures(
+                "hook's left-behind child", "EOF \(max(0, delay).formatted(places: 2)) s after jackhost's exit (the child sleeps 20 s)")
+            XCTAssertTrue(run.output.contains("jackhost: hook on-file-close: hello from the hook for \(take)\n"), run.output)
+            XCTAssertTrue(run.output.contains("jackhost: hook on-file-close: and to stderr\n"), run.output)
+            XCTAssertTrue(run.output.contains("hooks: 1 ran, 0 failed, 0 skipped"), run.output)
+            // ls's own descriptors: stdin, the file it writes, stderr (the relay), the directory it lists.
+            let listing = try String(contentsOfFile: descriptors, encoding: .utf8)
+            let open = Self.openDescriptors(listing)
+            XCTAssertEqual(open.keys.sorted(), [0, 1, 2, 3], listing)
+            XCTAssertEqual(open[0], "/dev/null", listing)
+            XCTAssertTrue(open[2]?.hasPrefix("pipe:") ?? false, listing)
+        }
+    }
+
+    /// What a reader thread collected from a pipe, and when (seconds from the start) it read EOF.
+    private final class PipeOutput: Sendable {
+        let state = Mutex<(bytes: [UInt8], at: Double)>(([], 0))
+    }
+
+    /// `fd -> target` for each line of an `ls -l /proc/self/fd`.
+    private static func openDescriptors(_ listing: String) -> [Int: String] {
+        var open: [Int: String] = [:]
+        for line in listing.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard let arrow = parts.firstIndex(of: "->"), arrow > 0, let number = Int(parts[arrow - 1]) else { continue }
+            open[number] = parts[(arrow + 1)...].joined(separator: " ")
+        }
+        return open
+    }
+
+    /// Ends the child the hook left behind, by its pid.
+    private static func killSleeper(pidFile: String) {
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1
+        else { return }
+        kill(pid, SIGKILL)
+    }
+
+    /// Runs `program` with stdout and stderr on one pipe, as `$(program 2>&1)` does, reads the
+    /// pipe to EOF, and says when the program exited and when EOF came (seconds from the start).
+    private static func runReadingToEOF(
+        _ program: String, _ arguments: [String]
+    ) throws -> (
+        status: Int32, output: String, exitSeconds: Double, eofSeconds: Double
+    ) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_NO_START_SERVER"] = "1"
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        let start = Date()
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, envp)
+        close(ends[1])
+        guard spawned == 0 else {
+            close(ends[0])
+            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
+        }
+        let reader = ends[0]
+        let eof = DispatchSemaphore(value: 0)
+        let collected = PipeOutput()
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                collected.state.withLock { $0.bytes += buffer[0..<count] }
+            }
+            collected.state.withLock { $0.at = Date().timeIntervalSince(start) }
+            eof.signal()
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = Date().timeIntervalSince(start)
+        _ = eof.wait(timeout: .now() + 30)
+        close(reader)
+        let (bytes, eofAt) = collected.state.withLock { ($0.bytes, $0.at) }
+        return ((status >> 8) & 0xFF, String(decoding: bytes, as: UTF8.self), exited, eofAt == 0 ? 30 : eofAt)
+    }
+
     /// An empty command, a program not in PATH, a path that is no program, a hook for standard
     /// output or a rotate hook without --split: status 2 and one line, before JACK is touched
     /// (the server named here does not exist, which would be status 1).
+    /// A hook starts with every signal at its default action and none blocked, although jackhost
+    /// itself catches or ignores most of them (SIGPIPE included: a shell pipeline in a hook must
+    /// end as it would anywhere else).
+    func testAHookStartsWithEverySignalAtItsDefault() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let hook = try script("signals", "grep -E '^Sig(Ign|Blk):' /proc/self/status")
+            let result = try JackhostBinary.run([
+                "record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "0.3", "--on-file-close", hook,
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            func mask(_ field: String) -> UInt64? {
+                let prefix = "jackhost: hook on-file-close: \(field):\t"
+                return result.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { UInt64($0.dropFirst(prefix.count), radix: 16) }
+            }
+            XCTAssertEqual(mask("SigBlk"), 0, "none blocked: \(result.stderr)")
+            // glibc's posix_spawn itself leaves its two internal signals (32, 33) ignored in a child.
+            let glibcInternal: UInt64 = (1 << 31) | (1 << 32)
+            XCTAssertEqual(try XCTUnwrap(mask("SigIgn"), result.stderr) & ~glibcInternal, 0, "none of jackhost's ignored: \(result.stderr)")
+        }
+    }
+
     func testBadHookCommandsAreRefusedBeforeJACK() throws {
         let take = path("take.wav")
         let server = ["-s", "jhtest-no-such-server-\(getpid())"]

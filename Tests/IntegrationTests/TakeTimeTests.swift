@@ -257,6 +257,88 @@ final class TakeTimeTests: XCTestCase {
         }
     }
 
+    /// Each file's `bext` coding history is exactly one line, and a true one: float, 24-bit and
+    /// split WAV takes, a 4-channel 16-bit RF64 take, a float W64 take and 32-bit channel files,
+    /// each read by a reader that is neither libsndfile nor jackhost's code (Python's standard
+    /// library walking the chunks). libsndfile alone would leave a second, false line of its own
+    /// (`A=PCM,…,W=24,…,T=libsndfile-…` for a float take). `sndfile-info` still reads each file.
+    func testBroadcastWaveCodingHistoryIsOneTrueLine() throws {
+        let reader = path("coding-history.py")
+        try Self.codingHistoryReader.write(toFile: reader, atomically: true, encoding: .utf8)
+        try JACKFixture.withServer(captureChannels: 4) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 4, signal: .sequence)
+            defer { generator.stop() }
+            let stereoFloat = "A=PCM_FLOAT,F=48000,W=32,M=stereo,T=jackhost"
+            let stereo24 = "A=PCM,F=48000,W=24,M=stereo,T=jackhost"
+            // The take's name, its options, how many files it makes (named after it), and the line each must carry.
+            let cases: [(take: String, options: [String], files: Int, line: String)] = [
+                ("float.wav", ["-c", "2"], 1, stereoFloat),
+                ("s24.wav", ["-c", "2", "-b", "s24"], 1, stereo24),
+                ("split.wav", ["-c", "2", "-b", "s24", "--split", "1s"], 2, stereo24),
+                ("multi.rf64", ["-c", "4", "-b", "s16"], 1, "A=PCM,F=48000,W=16,M=multi,T=jackhost"),
+                ("float.w64", ["-c", "2"], 1, stereoFloat),
+                ("chan.wav", ["-c", "2", "-b", "s32", "--channel-files"], 2, "A=PCM,F=48000,W=32,M=mono,T=jackhost"),
+            ]
+            for test in cases {
+                let result = try JackhostBinary.run(
+                    ["record", path(test.take), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1.5", "--quiet"] + test.options)
+                XCTAssertEqual(result.status, 0, "\(test.take): \(result.stderr)")
+                let (stem, ext) = (test.take.split(separator: ".")[0], "." + test.take.split(separator: ".")[1])
+                let made = try files(matching: ext).filter { $0.hasPrefix(stem) }
+                XCTAssertEqual(made.count, test.files, "\(test.take) made \(made)")
+                for file in made {
+                    let read = try JACKFixture.run("python3", [reader, path(file)])
+                    XCTAssertEqual(read.status, 0, "\(file): \(read.stderr)")
+                    // The reader prints the coding history with CR and LF escaped, then whether the rest of the area is NUL.
+                    XCTAssertEqual(read.stdout, "\(test.line)\\r\\n\nrest is NUL\n", file)
+                    try assertSndfileInfoReads(path(file))
+                }
+            }
+        }
+    }
+
+    /// `sndfile-info` reads the file and finds nothing wrong in it. (libsndfile knows no `bext` in
+    /// Wave64, and says it skips that chunk; that note is all it may say.)
+    private func assertSndfileInfoReads(_ file: String, line: UInt = #line) throws {
+        let info = try JACKFixture.run("sndfile-info", [file])
+        XCTAssertEqual(info.status, 0, "\(file): \(info.stdout)\(info.stderr)", line: line)
+        XCTAssertNotNil(try AudioFileCheck.sndfileInfoHeader(file), "\(file): \(info.stdout)", line: line)
+        let said = info.stdout.split(separator: "\n").filter { !$0.contains("Unknown chunk marker") || !file.hasSuffix(".w64") }
+        for complaint in ["rror", "nvalid", "***", "nknown", "arning"] {
+            XCTAssertFalse(said.contains { $0.contains(complaint) }, "\(file): sndfile-info said \(complaint):\n\(info.stdout)", line: line)
+        }
+    }
+
+    /// Prints a RIFF, RF64 or Wave64 file's `bext` coding history (CR and LF shown as `\r`, `\n`)
+    /// and whether the rest of the area is NUL; Python's standard library only.
+    static let codingHistoryReader = #"""
+        import struct, sys
+        data = open(sys.argv[1], "rb").read()
+        w64 = data[:4] == b"riff"
+        if not (w64 or data[:4] in (b"RIFF", b"RF64")):
+            sys.exit("not RIFF, RF64 or Wave64")
+        offset = 40 if w64 else 12
+        while offset + (24 if w64 else 8) <= len(data):
+            name = data[offset:offset + 4]
+            if w64:
+                size = struct.unpack_from("<Q", data, offset + 16)[0] - 24
+                body = offset + 24
+            else:
+                size = struct.unpack_from("<I", data, offset + 4)[0]
+                body = offset + 8
+            if name == b"bext":
+                area = data[body + 602:body + size]
+                history = area.rstrip(b"\0")
+                print(history.decode("ascii").replace("\r", "\\r").replace("\n", "\\n"))
+                print("rest is NUL" if all(b == 0 for b in area[len(history):]) else "rest is not NUL")
+                sys.exit(0)
+            if name == b"data":
+                break
+            end = body + size
+            offset = end + ((8 - end % 8) % 8 if w64 else end & 1)
+        sys.exit("no bext chunk before the audio")
+        """#
+
     // MARK: Aligned log segments
 
     /// `--split 1s --align` with a dated name template: every segment after the first starts

@@ -111,6 +111,59 @@ final class ArgumentParserTests: XCTestCase {
             "a hostile value is shortened in the message")
     }
 
+    /// A `--split` below its range says which way it is wrong and what to use instead, not that it is malformed.
+    func testSplitBelowItsRangeIsTooShortOrTooSmall() {
+        func message(_ text: String) -> String {
+            do { return "accepted \(try ValueParsing.split(text))" } catch { return error.message }
+        }
+        XCTAssertEqual(message("0s"), "--split 0s is too short; use at least 1s (or a size such as 2G)")
+        XCTAssertEqual(message("0.5s"), "--split 0.5s is too short; use at least 1s (or a size such as 2G)")
+        XCTAssertEqual(message("0m"), "--split 0m is too short; use at least 1s (or a size such as 2G)")
+        XCTAssertEqual(message("0M"), "--split 0M is too small; use at least 64K (or a duration such as 30m)")
+        XCTAssertEqual(message("1K"), "--split 1K is too small; use at least 64K (or a duration such as 30m)")
+        XCTAssertEqual(message("1s"), "accepted seconds(1.0)")
+        XCTAssertEqual(message("64K"), "accepted bytes(65536)")
+        XCTAssertTrue(message("soon").contains("is neither a size"), message("soon"))
+        XCTAssertTrue(message("-1s").contains("is neither a size"), message("-1s"))
+    }
+
+    /// `--keep` accepts exactly what its message names, 1m to 520w, and says "out of range" for
+    /// a well-formed age outside it.
+    func testKeepAcceptsExactlyTheRangeItsMessageNames() throws {
+        func keep(_ text: String) -> String {
+            do {
+                let arguments = [NSTemporaryDirectory() + "/log-%Y%m%d-%H%M%S.wav", "--split", "1h", "--keep", text]
+                let plan = try CapturePlan(
+                    command: "record", parsed: parseArguments(arguments, options: CommandTables.record, command: "record"))
+                return "kept \(plan.takeOptions.keepSeconds.map { ValueParsing.format($0) } ?? "nil")"
+            } catch { return (error as? UsageError)?.message ?? "\(error)" }
+        }
+        let accepted = "use a number with s, m, h, d or w, from 1m to 520w (for example 90m, 12h, 7d, 2w)"
+        XCTAssertEqual(keep("1m"), "kept 60")
+        XCTAssertEqual(keep("60s"), "kept 60")
+        XCTAssertEqual(keep("520w"), "kept \(520 * 7 * 86400)")
+        XCTAssertEqual(keep("3640d"), "kept \(3640 * 86400)")
+        XCTAssertEqual(keep("521w"), "--keep 521w is out of range; \(accepted)")
+        XCTAssertEqual(keep("3641d"), "--keep 3641d is out of range; \(accepted)")
+        XCTAssertEqual(keep("30s"), "--keep 30s is out of range; \(accepted)")
+        XCTAssertEqual(keep("59s"), "--keep 59s is out of range; \(accepted)")
+        XCTAssertEqual(keep("0m"), "--keep 0m is out of range; \(accepted)")
+        XCTAssertEqual(keep("7y"), "--keep 7y is not an age; \(accepted)")
+        XCTAssertEqual(keep("-7d"), "--keep -7d is not an age; \(accepted)")
+    }
+
+    /// An extension that names no format is quoted back as the user wrote it, case and all.
+    func testAnUnknownExtensionIsQuotedWithItsCase() {
+        func message(_ path: String) -> String {
+            do { return "accepted \(try CapturePlan.container(path: path, formatName: nil))" } catch { return error.message }
+        }
+        XCTAssertEqual(
+            message("log-%Y%m%d.%H"),
+            "cannot tell the container of log-%Y%m%d.%H from its extension \".%H\"; use \(CapturePlan.writableList(dots: true)), or pass --format")
+        XCTAssertTrue(message("take.BAK").contains("from its extension \".BAK\""), message("take.BAK"))
+        XCTAssertEqual(message("take.WAV"), "accepted wav")
+    }
+
     func testContainerComesFromTheExtensionAndMustAgreeWithFormat() throws {
         func container(_ path: String?, _ format: String? = nil) -> String {
             do { return try CapturePlan.container(path: path, formatName: format).rawValue } catch { return "refused: \(error)" }

@@ -43,6 +43,27 @@ final class HookRunnerTests: XCTestCase {
         XCTAssertNotNil(HookCommand.findProgram("true", searchPath: "/nonexistent::/bin"))
     }
 
+    /// A hook that is no program is named by its whole path, however long, never cut to `…/noexec-ho...`.
+    func testAHookThatIsNoProgramIsNamedByItsWholePath() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)/a-rather-long-directory-name")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let script = directory.appendingPathComponent("noexec-hook-script.sh").path
+        try "#!/bin/sh\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o644)
+        XCTAssertGreaterThan(script.count, 60)
+        XCTAssertThrowsError(try HookCommand(kind: .close, parsing: "\(script) --flag")) { error in
+            XCTAssertEqual(
+                (error as? UsageError)?.message,
+                "--on-file-close: \(script) is not an executable file; give the path of a program or script")
+        }
+        let name = "no-such-program-with-a-name-longer-than-forty-characters"
+        XCTAssertThrowsError(try HookCommand(kind: .open, parsing: name, searchPath: "/nonexistent")) { error in
+            XCTAssertEqual(
+                (error as? UsageError)?.message, "--on-file-open: program \"\(name)\" is not in PATH; give its full path, or install it")
+        }
+    }
+
     func testEventArguments() {
         XCTAssertEqual(HookCommand.arguments(for: .opened(path: "a b.wav")), ["a b.wav"])
         XCTAssertEqual(
@@ -137,6 +158,40 @@ final class HookRunnerTests: XCTestCase {
         runner.handle(.closed(RecorderFileSummary(path: "t.wav", frames: 1, xruns: 0, droppedFrames: 0)))
         XCTAssertEqual(runner.finish(timeout: 10), .init(ran: 2, failed: 1, skipped: 0, leftRunning: 0))
         XCTAssertEqual(lines.all, ["hook --on-file-open '\(script)' could not start for t.wav: No such file or directory"])
+    }
+
+    /// Lines are cut at the limit (the cut said once), split across reads, freed of CR and
+    /// control characters, and a last line without a newline is kept.
+    func testHookOutputIsCutIntoBoundedPrintableLines() {
+        var splitter = LineSplitter(limit: 8)
+        XCTAssertEqual(splitter.feed(Array("one\ntw".utf8)[...]), ["one"])
+        XCTAssertEqual(splitter.feed(Array("o\r\n0123456789abc\nok\n".utf8)[...]), ["two", "01234567 [cut at 8 bytes]", "ok"])
+        XCTAssertEqual(splitter.feed(Array("a\u{1B}[2J\tb\n".utf8)[...]), ["a?[2J\tb"])
+        XCTAssertEqual(splitter.feed([0x61, 0xFF, 0x0A][...]), ["a?"], "invalid UTF-8 is shown as ?")
+        XCTAssertEqual(splitter.feed(Array("end".utf8)[...]), [])
+        XCTAssertEqual(splitter.finish(), ["end"])
+        XCTAssertEqual(splitter.finish(), [])
+    }
+
+    /// A hook's stdout and stderr come back through the relay, prefixed with its kind, before
+    /// the warning about its exit; what it writes never reaches jackhost's own descriptors.
+    func testHookOutputIsRelayedWithItsKindBeforeItsWarning() throws {
+        let events = Lines()
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("hook-talks-\(UUID().uuidString)").path
+        try "#!/bin/sh\necho out line\necho err line >&2\nprintf 'no newline'\nexit 4\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let runner = HookRunner(
+            hooks: [try HookCommand(kind: .close, parsing: script)], report: { events.append("warning: \($0)") },
+            output: { events.append($0) })
+        runner.handle(.closed(RecorderFileSummary(path: "t.wav", frames: 1, xruns: 0, droppedFrames: 0)))
+        XCTAssertEqual(runner.finish(timeout: 10), .init(ran: 1, failed: 1, skipped: 0, leftRunning: 0))
+        XCTAssertEqual(
+            events.all,
+            [
+                "hook on-file-close: out line", "hook on-file-close: err line", "hook on-file-close: no newline",
+                "warning: hook --on-file-close '\(script)' exited with status 4 for t.wav",
+            ])
     }
 
     private func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {

@@ -27,6 +27,17 @@ final class AudioContainerTests: XCTestCase {
         XCTAssertEqual(AudioContainer.flac.defaultSampleFormat, .int24)
     }
 
+    /// The coding history line names the coding, rate, bits and mode of the file it is in.
+    func testCodingHistoryLineIsTrueForEachFormat() {
+        XCTAssertEqual(
+            BroadcastWave.codingHistory(sampleFormat: .float32, sampleRate: 48000, channels: 2), "A=PCM_FLOAT,F=48000,W=32,M=stereo,T=jackhost")
+        XCTAssertEqual(BroadcastWave.codingHistory(sampleFormat: .int24, sampleRate: 44100, channels: 1), "A=PCM,F=44100,W=24,M=mono,T=jackhost")
+        XCTAssertEqual(BroadcastWave.codingHistory(sampleFormat: .int16, sampleRate: 96000, channels: 6), "A=PCM,F=96000,W=16,M=multi,T=jackhost")
+        XCTAssertEqual(BroadcastWave.codingHistory(sampleFormat: .int32, sampleRate: 48000, channels: 2), "A=PCM,F=48000,W=32,M=stereo,T=jackhost")
+        XCTAssertEqual(CodingHistoryPatch.historyBytes("A=PCM", size: 10), Array("A=PCM\r\n".utf8) + [0, 0, 0])
+        XCTAssertEqual(CodingHistoryPatch.historyBytes("A=PCM,F=48000", size: 4), Array("A=PC".utf8), "cut to the area, never past it")
+    }
+
     /// Debian 12's libsndfile (1.2.0) writes all eight; the project's machines run it.
     func testThisMachineWritesEveryContainer() {
         XCTAssertEqual(AudioContainer.writableOnThisMachine(), AudioContainer.allCases)

@@ -229,6 +229,9 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(SplitLimit(parsing: "1000000000h")?.isInRange, false)
         XCTAssertEqual(SplitLimit(parsing: "1K")?.isInRange, false, "below 64K")
         XCTAssertEqual(SplitLimit(parsing: "64K")?.isInRange, true)
+        // Zero is well-formed, and refused by its range (too short), not as malformed.
+        XCTAssertEqual(SplitLimit(parsing: "0s"), .seconds(0))
+        XCTAssertEqual(SplitLimit(parsing: "0s")?.isInRange, false)
     }
 
     func testContainerFormatCombinations() {

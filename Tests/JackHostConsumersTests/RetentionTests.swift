@@ -170,7 +170,7 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(SegmentRetention.parseKeep("2w"), 1_209_600)
         XCTAssertEqual(SegmentRetention.parseKeep("1.5h"), 5400)
         XCTAssertEqual(SegmentRetention.parseKeep("520w"), 520 * 604_800)
-        for bad in ["", "7", "d", "59s", "0m", "11000d", "-7d", "+7d", "1e3s", "0x10m", "7D", "7 d", "7dd", "1..5h", "7y"] {
+        for bad in ["", "7", "d", "59s", "0m", "30s", "521w", "3641d", "11000d", "-7d", "+7d", "1e3s", "0x10m", "7D", "7 d", "7dd", "1..5h", "7y"] {
             XCTAssertNil(SegmentRetention.parseKeep(bad), bad)
         }
     }

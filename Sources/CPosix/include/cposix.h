@@ -60,5 +60,11 @@ long cposix_lgetxattr(const char *path, const char *name, void *value, unsigned 
 /// Why: dladdr(3) and Dl_info are GNU extensions Swift's Glibc does not import. The
 /// corresponding C functions are `dlsym` and `dladdr`.
 const char *cposix_library_path_of(const char *symbol);
+/// Creates a pipe whose two ends are close-on-exec from the start (glibc's pipe2 with
+/// O_CLOEXEC, which Swift's Glibc module does not declare). Returns 0, or -1 with errno.
+///
+/// Why: no child that another thread spawns meanwhile may inherit either end (a hook's output
+/// relay must see EOF when the hook and its children are done).
+int cposix_pipe_cloexec(int descriptors[2]);
 
 #endif

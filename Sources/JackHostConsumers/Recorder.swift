@@ -296,12 +296,17 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         AudioEncoding(sampleFormat: sampleFormat == .fixed8_24 ? .int32 : sampleFormat, interleaved: true, int24InInt32: true)
     }
 
-    /// Starts a take at the next block when ``trigger`` is ``TakeTrigger/request`` (SIGUSR1
-    /// on the command line). Any thread.
-    public func requestTakeStart() { gate?.requestStart() }
-    /// Stops the running take at the next block when ``trigger`` is ``TakeTrigger/request``
-    /// (SIGUSR2 on the command line). Any thread.
-    public func requestTakeStop() { gate?.requestStop() }
+    /// Starts a take at the cycle being captured now when ``trigger`` is ``TakeTrigger/request``
+    /// (SIGUSR1 on the command line), however far behind real time the writer runs. Any thread.
+    public func requestTakeStart() { gate?.requestStart(at: Self.requestStamp()) }
+    /// Stops the running take at the cycle being captured now when ``trigger`` is
+    /// ``TakeTrigger/request`` (SIGUSR2 on the command line). Any thread.
+    public func requestTakeStop() { gate?.requestStop(at: Self.requestStamp()) }
+
+    /// JACK's microsecond clock now, which the blocks' cycle times use, so a request acts at the
+    /// cycle captured when it came, however far behind the writer runs (blocks without a cycle
+    /// time, from a test or a file, act on it at once).
+    private static func requestStamp() -> UInt64 { JackClient.microsecondClock }
 
     /// Converts and writes a block (used when the recorder is added to a host on its own).
     public func consume(_ block: AudioBlock) {
@@ -374,7 +379,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         while offset < frames && failure == nil {
             let change = gate.nextChange(
                 from: offset, frames: frames, transportRolling: block.timestamp.transportRolling,
-                freewheeling: block.timestamp.freewheeling,
+                freewheeling: block.timestamp.freewheeling, cycleStart: block.timestamp.microseconds,
                 peak: { Self.peak(bytes, frame: $0, channels: block.channelCount, encoding: block.encoding) })
             let end = change ?? frames
             if end > offset {

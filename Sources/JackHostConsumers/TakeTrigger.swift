@@ -22,7 +22,10 @@ public enum TakeTrigger: Sendable, Equatable {
 }
 
 /// Where a triggered recorder's takes start and stop inside each block, frame-exact for levels,
-/// at the cycle for transport and freewheel, and at the next block for requests.
+/// at the cycle for transport and freewheel, and for requests at the cycle that was being
+/// captured when the request came (each request is stamped with JACK's microsecond clock), so a
+/// writer running seconds behind real time (a stalled disk, a busy machine) still starts and
+/// stops the take where it was asked for.
 ///
 /// Worker thread only, except ``requestStart()`` and ``requestStop()``, which any thread may call.
 final class TriggerGate: @unchecked Sendable {
@@ -36,11 +39,19 @@ final class TriggerGate: @unchecked Sendable {
     private var quietFrames = 0
     private let startRequests = Atomic<Int>(0)
     private let stopRequests = Atomic<Int>(0)
+    /// JACK's microsecond clock at the latest request of each kind (0: unknown, act at once).
+    private let startStamp = Atomic<UInt64>(0)
+    private let stopStamp = Atomic<UInt64>(0)
     private var seenStarts = 0
     private var seenStops = 0
+    /// A start or stop asked for and not yet reached, with its stamp (worker thread).
+    private var pendingStart: UInt64?
+    private var pendingStop: UInt64?
+    private let sampleRate: Double
 
     init(trigger: TakeTrigger, sampleRate: Double) {
         self.trigger = trigger
+        self.sampleRate = sampleRate
         if case .level(let decibels, let hold) = trigger {
             threshold = Float(Self.amplitude(dBFS: decibels))
             holdFrames = max(1, Int((hold * sampleRate).rounded()))
@@ -52,11 +63,45 @@ final class TriggerGate: @unchecked Sendable {
         seenStops = stopRequests.load(ordering: .relaxed)
     }
 
+    /// A request's change at this block: 0 once the block's cycle reaches the pending request's
+    /// stamp (a block without a cycle time reaches every stamp), else nil.
+    private func requestChange(frames: Int, cycleStart: UInt64) -> Int? {
+        let starts = startRequests.load(ordering: .acquiring)
+        let stops = stopRequests.load(ordering: .acquiring)
+        if starts != seenStarts { pendingStart = startStamp.load(ordering: .relaxed) }
+        if stops != seenStops { pendingStop = stopStamp.load(ordering: .relaxed) }
+        seenStarts = starts
+        seenStops = stops
+        let cycleEnd = cycleStart + UInt64((Double(frames) / max(sampleRate, 1) * 1e6).rounded(.up))
+        func reached(_ stamp: UInt64) -> Bool { cycleStart == 0 || stamp == 0 || stamp < cycleEnd }
+        if !recording {
+            // A stop asked for before the pending start (or with no take to stop) means nothing.
+            if let stop = pendingStop, pendingStart.map({ stop <= $0 }) ?? true { pendingStop = nil }
+            guard let start = pendingStart, reached(start) else { return nil }
+            pendingStart = nil
+            return 0
+        }
+        pendingStart = nil
+        guard let stop = pendingStop, reached(stop) else { return nil }
+        pendingStop = nil
+        return 0
+    }
+
     /// 10^(dBFS/20): -40 dBFS is 0.01 of full scale.
     static func amplitude(dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
-    func requestStart() { startRequests.add(1, ordering: .relaxed) }
-    func requestStop() { stopRequests.add(1, ordering: .relaxed) }
+    /// Asks for a take to start at the cycle captured at `stamp` (JACK's microsecond clock; 0 for
+    /// the next block).
+    func requestStart(at stamp: UInt64) {
+        startStamp.store(stamp, ordering: .relaxed)
+        startRequests.add(1, ordering: .releasing)
+    }
+
+    /// Asks for the take to stop at the cycle captured at `stamp` (0 for the next block).
+    func requestStop(at stamp: UInt64) {
+        stopStamp.store(stamp, ordering: .relaxed)
+        stopRequests.add(1, ordering: .releasing)
+    }
 
     /// Marks the take as open or closed (the recorder calls it when it acts on a change).
     func setRecording(_ value: Bool) {
@@ -69,8 +114,9 @@ final class TriggerGate: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - peak: The largest magnitude over all channels of the frame at an offset (levels only).
+    ///   - cycleStart: JACK's microsecond clock at the block's cycle (0 when unknown).
     func nextChange(
-        from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, peak: (Int) -> Float
+        from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, cycleStart: UInt64 = 0, peak: (Int) -> Float
     ) -> Int? {
         guard offset < frames else { return nil }
         switch trigger {
@@ -80,15 +126,7 @@ final class TriggerGate: @unchecked Sendable {
             return freewheeling != recording && offset == 0 ? 0 : nil
         case .request:
             guard offset == 0 else { return nil }
-            let starts = startRequests.load(ordering: .relaxed)
-            let stops = stopRequests.load(ordering: .relaxed)
-            let newStart = starts != seenStarts
-            let newStop = stops != seenStops
-            seenStarts = starts
-            seenStops = stops
-            if !recording && newStart { return 0 }
-            if recording && newStop && !newStart { return 0 }
-            return nil
+            return requestChange(frames: frames, cycleStart: cycleStart)
         case .level:
             if !recording {
                 for frame in offset..<frames where peak(frame) >= threshold { return frame }

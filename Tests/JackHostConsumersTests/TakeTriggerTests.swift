@@ -50,14 +50,44 @@ final class TakeTriggerTests: XCTestCase {
 
         let request = TriggerGate(trigger: .request, sampleRate: 48000)
         XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never))
-        request.requestStop()
+        request.requestStop(at: 0)
         XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), "no take to stop")
-        request.requestStart()
+        request.requestStart(at: 0)
         XCTAssertEqual(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
         request.setRecording(true)
         XCTAssertNil(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never))
-        request.requestStop()
+        request.requestStop(at: 0)
         XCTAssertEqual(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
+    }
+
+    /// A request acts at the cycle that was being captured when it came, not at whatever block
+    /// the writer reaches next: a writer 2 s behind real time starts and stops the take where
+    /// they were asked for. Before, a SIGUSR1 under load started the take seconds early (its
+    /// pre-roll reached back into the silence before the inputs were connected).
+    func testRequestsActAtTheCycleCapturedWhenTheyCame() {
+        let never = { (_: Int) -> Float in 0 }
+        let gate = TriggerGate(trigger: .request, sampleRate: 48000)
+        // 1024-frame blocks (21,334 us); the request came during the cycle that starts at 10 s.
+        func change(atCycle microseconds: UInt64) -> Int? {
+            gate.nextChange(from: 0, frames: 1024, transportRolling: false, freewheeling: false, cycleStart: microseconds, peak: never)
+        }
+        gate.requestStart(at: 10_000_000 + 5_000)
+        XCTAssertNil(change(atCycle: 8_000_000), "a block from 2 s before the request")
+        XCTAssertNil(change(atCycle: 10_000_000 - 21_334), "the cycle just before")
+        XCTAssertEqual(change(atCycle: 10_000_000), 0, "the cycle that held the request")
+        gate.setRecording(true)
+        gate.requestStop(at: 12_000_000)
+        XCTAssertNil(change(atCycle: 10_021_334))
+        XCTAssertNil(change(atCycle: 11_900_000))
+        XCTAssertEqual(change(atCycle: 11_990_000), 0, "the cycle that held the stop")
+        gate.setRecording(false)
+        // A stop asked for while idle (no take) means nothing, even once a start follows.
+        gate.requestStop(at: 13_000_000)
+        XCTAssertNil(change(atCycle: 13_000_000))
+        gate.requestStart(at: 14_000_000)
+        XCTAssertEqual(change(atCycle: 14_000_000), 0)
+        gate.setRecording(true)
+        XCTAssertNil(change(atCycle: 14_021_334), "the old stop does not end the new take")
     }
 
     func testTimelineCountsSamplesFromTheCycleTimeAndFindsBoundaries() {

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "JackHostTypes", targets: ["JackHostTypes"]),
         .library(name: "JackHost", targets: ["JackHost"]),
         .library(name: "JackHostConsumers", targets: ["JackHostConsumers"]),
+        .library(name: "JackHostSignals", targets: ["JackHostSignals"]),
         .library(name: "JackHostTesting", targets: ["JackHostTesting"]),
         .library(name: "JackHostPluginSDK", targets: ["JackHostPluginSDK"]),
         .library(name: "JackHostPluginTesting", targets: ["JackHostPluginTesting"]),
@@ -61,9 +62,16 @@ let package = Package(
         .target(name: "JackHostTypes"),
         // The client layer, session info, host engine, rings; re-exports JackHostTypes.
         .target(name: "JackHost", dependencies: ["JackHostTypes", "CJack", "CSampleKernels", "CPosix"]),
-        // For testing consumers against real JACK: a private dummy jackd, test signals (tones,
-        // a bit-exact sequence) and the child-process helper they use. Not part of the core.
-        .target(name: "JackHostTesting", dependencies: ["JackHost", "CJack"]),
+        // Known audio where there is no real source: test signals (tones, a sine, a bit-exact
+        // sequence) played by a JACK client, and a private dummy jackd to play them on (with the
+        // child-process helper that starts it). Named after what it provides, signals, not after
+        // who uses it: the shipping binary does (`jackhost signal` checks a real setup end to end;
+        // `--embedded-server` is a first use with no JACK set up), and so do demos and the tests
+        // of consumers. Not part of the core, and no test code: the CLI depends on it directly.
+        .target(name: "JackHostSignals", dependencies: ["JackHost"]),
+        // What only tests need, never linked into jackhost: the sequence's inverse (which frame a
+        // sample names) and fault injection (a server crash). Re-exports JackHostSignals.
+        .target(name: "JackHostTesting", dependencies: ["JackHostSignals"]),
         // Built-in consumers (meter, recorder, stream) and the sample-format converters.
         .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSoxr", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
@@ -78,7 +86,7 @@ let package = Package(
         // The command-line front end: argument parsing and the subcommands' wiring.
         .target(
             name: "JackHostCLI",
-            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostTesting", "CSignals", "CPosix", "CMicroHTTPD", "CFFTW"]),
+            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix", "CMicroHTTPD", "CFFTW"]),
         // The executable's first instruction: a constructor that installs the signal handlers
         // before the Swift runtime starts (the library and the test bundles never link it).
         .target(name: "CJackhostStartup", dependencies: ["CSignals"]),

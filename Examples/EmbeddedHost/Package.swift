@@ -11,7 +11,7 @@ let package = Package(
             dependencies: [
                 .product(name: "JackHost", package: "JackHost"),
                 // Only for --embedded: a private dummy server and a test tone.
-                .product(name: "JackHostTesting", package: "JackHost"),
+                .product(name: "JackHostSignals", package: "JackHost"),
             ]
         )
     ],

@@ -2,7 +2,7 @@ import CJack
 import CPosix
 import Glibc
 
-/// The client layer: every `jack_*` call in JackHost goes through this file.
+/// The client layer: every `jack_*` call in the package goes through this file.
 ///
 /// A `JackClient` owns one `jack_client_t`. Methods that are safe inside the
 /// process callback are marked **real-time safe**; everything else must be
@@ -210,13 +210,15 @@ public final class JackClient: @unchecked Sendable {
         portNames(flags: JackPortFlags(rawValue: JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
     }
 
-    /// Audio output ports (sources) whose names match a JACK regular expression.
-    public func audioOutputPortNames(matching pattern: String) throws(JackError) -> [String] {
+    /// Audio output ports (sources) whose names match a JACK regular expression; every one when
+    /// `pattern` is nil.
+    public func audioOutputPortNames(matching pattern: String? = nil) throws(JackError) -> [String] {
         try portNames(matching: pattern, flags: JackPortIsOutput)
     }
 
-    /// Audio input ports (destinations) whose names match a JACK regular expression.
-    public func audioInputPortNames(matching pattern: String) throws(JackError) -> [String] {
+    /// Audio input ports (destinations) whose names match a JACK regular expression; every one when
+    /// `pattern` is nil.
+    public func audioInputPortNames(matching pattern: String? = nil) throws(JackError) -> [String] {
         try portNames(matching: pattern, flags: JackPortIsInput)
     }
 
@@ -446,19 +448,33 @@ public final class JackClient: @unchecked Sendable {
         cjack_transport_rolling(handle) != 0
     }
 
-    /// **Real-time safe.** The frame time and microseconds at the start of this cycle.
-    /// The corresponding C function is `jack_get_cycle_times`.
+    /// **Real-time safe.** The frame time and microseconds at the start of this cycle; when
+    /// libjack cannot tell, the cycle's frame time (``lastFrameTime(of:)``) and 0 microseconds.
     @inline(__always)
     static func cycleTimes(of handle: OpaquePointer) -> (frames: UInt32, microseconds: UInt64) {
+        if let start = cycleStart(of: handle) { return start }
+        return (lastFrameTime(of: handle), 0)
+    }
+
+    /// **Real-time safe.** The frame time and microseconds at the start of this cycle, as the
+    /// server's clock has them now; nil when libjack cannot tell. No allocation, no lock.
+    ///
+    /// The corresponding C function is `jack_get_cycle_times`.
+    @inline(__always)
+    package static func cycleStart(of handle: OpaquePointer) -> (frames: UInt32, microseconds: UInt64)? {
         var frames: jack_nframes_t = 0
         var current: jack_time_t = 0
         var next: jack_time_t = 0
         var period: Float = 0
-        if jack_get_cycle_times(handle, &frames, &current, &next, &period) != 0 {
-            return (jack_last_frame_time(handle), 0)
-        }
+        guard jack_get_cycle_times(handle, &frames, &current, &next, &period) == 0 else { return nil }
         return (frames, current)
     }
+
+    /// **Real-time safe.** The frame time at the start of this cycle.
+    ///
+    /// The corresponding C function is `jack_last_frame_time`.
+    @inline(__always)
+    package static func lastFrameTime(of handle: OpaquePointer) -> UInt32 { jack_last_frame_time(handle) }
 
     /// Whether this binary was linked with LLVM's RealtimeSanitizer runtime, which then
     /// checks every process callback (see docs/REALTIME.md).

@@ -5,7 +5,7 @@ import Glibc
 import JackHost
 import JackHostConsumers
 import JackHostPlugins
-import JackHostTesting
+import JackHostSignals
 import Synchronization
 
 /// Wires a ``CapturePlan`` together: server, host, consumers, the wait, and the report.

@@ -1,4 +1,3 @@
-import CJack
 import FoundationEssentials
 import JackHost
 import JackHostConsumers
@@ -46,8 +45,8 @@ enum CompletionCommand {
             let server = try ValueParsing.server(parsed)
             let client = try JackClient(name: "jackhost-complete", server: server)
             defer { client.close() }
-            let flags = JackPortFlags(rawValue: (parsed.has("outputs") ? JackPortIsOutput : JackPortIsInput).rawValue)
-            for port in client.portNames(flags: flags) { print(port) }
+            let ports = try parsed.has("outputs") ? client.audioOutputPortNames() : client.audioInputPortNames()
+            for port in ports { print(port) }
             return .success
         default:
             throw UsageError("complete takes formats or ports (it is what the completion scripts call)")

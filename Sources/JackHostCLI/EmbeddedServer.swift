@@ -1,6 +1,6 @@
 import Glibc
 import JackHost
-import JackHostTesting
+import JackHostSignals
 
 /// A private dummy server plus a test-tone client, for first use without JACK set up.
 final class EmbeddedServer {

@@ -2,7 +2,7 @@ import CSignals
 import FoundationEssentials
 import Glibc
 import JackHost
-import JackHostTesting
+import JackHostSignals
 
 /// `jackhost signal`: plays a test signal into JACK, for checking a setup end to end
 /// (and for tests under PipeWire or netjack2, where the generator must be its own process).

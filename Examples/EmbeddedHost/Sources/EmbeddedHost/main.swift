@@ -7,7 +7,7 @@
 // a capture program that records test tones when the studio server is down misleads its user.
 import Foundation
 import JackHost
-import JackHostTesting
+import JackHostSignals
 import Synchronization
 
 // 1. A real-time consumer: runs inside JACK's process callback. It only does arithmetic and

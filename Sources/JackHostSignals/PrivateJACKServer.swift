@@ -28,7 +28,9 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// `--no-realtime`: for tests that judge timing or count xruns, and for tests that need the
     /// asynchronous graph to run other clients on time while one of them misbehaves.
     public let realtime: Bool
-    private var process: ChildProcess?
+    /// The running jackd, nil when stopped. Package-wide so that JackHostTesting's `crash()`
+    /// can kill it without the shipping binary carrying fault injection.
+    package var process: ChildProcess?
     private let logURL: URL
 
     /// Describes a server; nothing runs until ``start(timeout:)``.
@@ -130,14 +132,6 @@ public final class PrivateJACKServer: @unchecked Sendable {
             // A killed jackd leaves its registry entry behind: free it now, not at the ninth start.
             Self.reclaimRegistrySlot(name: name)
         }
-    }
-
-    /// Kills the server with SIGKILL at once, as a crash would (for fault-injection tests).
-    public func crash() {
-        guard let process else { return }
-        self.process = nil
-        process.signal(SIGKILL)
-        process.waitUntilExit()
     }
 
     /// Frees jackd's registry entry for a server that was killed (SIGKILL), by starting the

@@ -1,4 +1,3 @@
-import CJack
 import Glibc
 import JackHost
 import Synchronization
@@ -21,7 +20,7 @@ public enum TestSignal: Sendable, Equatable {
     /// 16 bits (k = 31·low + 7919·channel + 1, mod 2^16: each even channel names its own
     /// frame modulo 65,536); odd channels add the high 16 bits to the same formula, so a
     /// reader that knows the low bits from an even channel recovers the whole frame number
-    /// (``sequenceFrame(channel0:channel1:)``). Channel 1 is never 0 at frame 0, which lets a
+    /// (`sequenceFrame(channel0:channel1:)` in JackHostTesting). Channel 1 is never 0 at frame 0, which lets a
     /// reader find the start of the signal after leading silence.
     @inlinable
     public static func sequenceValue(channel: Int, frame: Int) -> Float {
@@ -31,25 +30,6 @@ public enum TestSignal: Sendable, Equatable {
         return Float(Int16(truncatingIfNeeded: k)) / 32768
     }
 
-    /// The frame index (mod 65536) whose channel-0 sample is `value`, inverting ``sequenceValue(channel:frame:)``.
-    public static func sequenceFrame(fromChannel0 value: Float) -> Int {
-        sequenceLowBits(value, channel: 0)
-    }
-
-    /// The frame's low 16 bits from an even channel's sample.
-    public static func sequenceLowBits(_ value: Float, channel: Int) -> Int {
-        let k = Int(Int16(value * 32768)) & 0xFFFF
-        // 31 * 31711 ≡ 1 (mod 65536), so multiplying by 31711 undoes the * 31.
-        return ((k &- 1 &- channel &* 7919) &* 31_711) & 0xFFFF
-    }
-
-    /// The whole frame number (mod 2^32) from the samples of channels 0 and 1 at one instant.
-    public static func sequenceFrame(channel0: Float, channel1: Float) -> Int {
-        let low = sequenceLowBits(channel0, channel: 0)
-        let k1 = Int(Int16(channel1 * 32768)) & 0xFFFF
-        let high = (k1 &- (low &* 31 &+ 7919 &+ 1)) & 0xFFFF
-        return high << 16 | low
-    }
 }
 
 /// A JACK client that plays a ``TestSignal`` on N output ports: the generator for tests
@@ -200,19 +180,16 @@ final class SignalState: @unchecked Sendable {
 
     func render(frames: UInt32) {
         let count = Int(frames)
-        // jack_get_cycle_times is real-time safe: this cycle's start, as the server's clock has it now.
-        var cycleFrame: jack_nframes_t = 0
-        var cycleStart: jack_time_t = 0, nextStart: jack_time_t = 0
-        var period: Float = 0
-        if jack_get_cycle_times(clientHandle, &cycleFrame, &cycleStart, &nextStart, &period) == 0 {
+        // Real-time safe: this cycle's start, as the server's clock has it now.
+        if let cycle = JackClient.cycleStart(of: clientHandle) {
             let logged = cyclesLogged.load(ordering: .relaxed)
-            cycleFrames[logged % cycleLogCapacity] = cycleFrame
-            cycleMicroseconds[logged % cycleLogCapacity] = cycleStart
+            cycleFrames[logged % cycleLogCapacity] = cycle.frames
+            cycleMicroseconds[logged % cycleLogCapacity] = cycle.microseconds
             cyclesLogged.store(logged + 1, ordering: .releasing)
         }
         if frame == 0 {
-            // jack_last_frame_time is real-time safe: the frame time at this cycle's start.
-            firstFrameTime.store(UInt64(jack_last_frame_time(clientHandle)) + 1, ordering: .releasing)
+            // Real-time safe: the frame time at this cycle's start.
+            firstFrameTime.store(UInt64(JackClient.lastFrameTime(of: clientHandle)) + 1, ordering: .releasing)
         }
         for channel in 0..<channelCount {
             let out = JackClient.buffer(of: ports[channel], frames: frames)

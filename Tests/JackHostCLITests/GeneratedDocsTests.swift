@@ -161,6 +161,32 @@ final class GeneratedDocsTests: XCTestCase {
         XCTAssertEqual(named.subtracting(capture).sorted(), [], "README.md's CAPTURE OPTIONS paragraph names, not capture options")
     }
 
+    /// The modules a markdown table names in its first column, from `heading` to the next `## `.
+    private func modulesInTable(of file: String, under heading: String) throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+        let start = try XCTUnwrap(text.range(of: "\n\(heading)\n"), "\(file) has no \(heading)")
+        let section = text[start.upperBound...].split(separator: "\n## ", maxSplits: 1).first ?? ""
+        var named: Set<String> = []
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cell = String(line.split(separator: "|").first ?? "")
+            for match in matches(#"`(?:Sources/)?([A-Za-z]+)`"#, in: cell) { named.insert(match[1]) }
+        }
+        return named
+    }
+
+    /// README's Design map and ARCHITECTURE.md's module table each name every module in Sources, and no other.
+    func testTheModuleMapsNameEveryModule() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        let modules = Set(try FileManager.default.contentsOfDirectory(atPath: sources.path))
+        for (file, heading) in [("README.md", "## Design"), ("docs/ARCHITECTURE.md", "## Modules")] {
+            let named = try modulesInTable(of: file, under: heading)
+            XCTAssertEqual(modules.subtracting(named).sorted(), [], "\(file) leaves out of its module table")
+            XCTAssertEqual(named.subtracting(modules).sorted(), [], "\(file) names modules Sources does not have")
+        }
+    }
+
     /// Every variable the sources read with getenv (or hand to hooks) is documented.
     func testEveryEnvironmentVariableTheSourcesReadIsDocumented() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -53,7 +53,7 @@ enum CommandCatalog {
         summary: "Print what the JACK server reports: the AVAudioSession analog.",
         options: CommandTables.info, positional: .none)
     static let record = CommandEntry(
-        name: "record", synopsis: "FILE [OPTIONS]",
+        name: "record", synopsis: "[FILE] [OPTIONS]",
         summary: "Record every input to FILE. Meters show when stdout is a terminal.",
         options: CommandTables.record, positional: .file)
     static let meter = CommandEntry(

@@ -181,7 +181,7 @@ enum CompletionScript {
 
     private static func zshArguments(_ entry: CommandEntry, indent: String) -> String {
         var specs = entry.visibleOptions.map { zshSpec($0, command: entry.name) }
-        let positional = entry.synopsis.split(separator: " ").first.map(String.init) ?? "ARGUMENT"
+        let positional = entry.synopsis.split(separator: " ").first.map { String($0.filter { $0 != "[" && $0 != "]" }) } ?? "ARGUMENT"
         if entry.positional != .none {
             specs.append("'1:\(zshQuoted(positional)):\(zshQuoted(zshAction(entry.positional)))'")
         }

@@ -32,8 +32,13 @@ public enum JackHostCommand {
         do {
             switch command {
             case "--help", "-h", "help":
-                // `jackhost help --man` prints jackhost(1), generated from the same tables.
-                print(rest == ["--man"] ? ManPage.render() : CommandTables.overview)
+                // `jackhost help --man` prints jackhost(1), and `--synopsis` the README's command-line
+                // block, generated from the same tables.
+                switch rest {
+                case ["--man"]: print(ManPage.render())
+                case ["--synopsis"]: print(CommandSynopsis.render())
+                default: print(CommandTables.overview)
+                }
                 return .success
             case "--version", "-V":
                 let sanitizer = JackClient.isRealtimeSanitizerLinked ? " (RealtimeSanitizer linked)" : ""

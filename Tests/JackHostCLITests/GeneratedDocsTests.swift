@@ -74,6 +74,119 @@ final class GeneratedDocsTests: XCTestCase {
         for paragraph in ManPage.overviewProse { XCTAssertTrue(page.contains(ManPage.escaped(paragraph)), paragraph) }
     }
 
+    /// README.md, read from this checkout.
+    private func readme() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    }
+
+    /// The fenced block under "## The command line", without its fences.
+    private func readmeCommandLineBlock() throws -> String {
+        let text = try readme()
+        let section = try XCTUnwrap(text.range(of: "\n## The command line\n"), "README.md has no \"## The command line\"")
+        let rest = text[section.upperBound...]
+        let open = try XCTUnwrap(rest.range(of: "```\n"), "no fenced block under \"## The command line\"")
+        let close = try XCTUnwrap(rest[open.upperBound...].range(of: "\n```\n"), "the block under \"## The command line\" is not closed")
+        return String(rest[open.upperBound..<close.lowerBound])
+    }
+
+    /// Command name to the long options a synopsis shows under it, CAPTURE OPTIONS expanded.
+    private func optionsShown(inSynopsis synopsis: String) -> [String: Set<String>] {
+        var shown: [String: Set<String>] = [:]
+        var current: String?
+        var shared: Set<String> = []
+        var sharing: Set<String> = []
+        let names = CommandCatalog.all.map(\.name)
+        for line in synopsis.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("jackhost ") {
+                let head = line.dropFirst("jackhost ".count)
+                current = names.filter { head.hasPrefix($0 + " ") || head == $0 }.max { $0.count < $1.count }
+                XCTAssertNotNil(current, "a synopsis line for a command the tables do not have: \(line)")
+            } else if line.hasPrefix(CommandSynopsis.captureLabel) {
+                current = CommandSynopsis.captureLabel
+            } else if !line.hasPrefix(" ") {
+                current = nil
+            }
+            guard let current else { continue }
+            if line.contains("[\(CommandSynopsis.captureLabel)]") { sharing.insert(current) }
+            let options = matches(#"\[(--[a-z0-9-]+)[\] ]"#, in: line).map { $0[1] }
+            if current == CommandSynopsis.captureLabel {
+                shared.formUnion(options)
+            } else {
+                shown[current, default: []].formUnion(options)
+            }
+        }
+        for command in sharing { shown[command]!.formUnion(shared) }
+        return shown
+    }
+
+    /// What the tables say each command takes, long options only, `--help` left out.
+    private var expectedLongOptions: [String: Set<String>] {
+        expected.mapValues { Set($0.filter { $0.hasPrefix("--") && $0 != "--help" }) }
+    }
+
+    /// Fails with the options `place` leaves out and those it names that the tables lack, by command.
+    private func assertShowsExactlyTheTables(_ shown: [String: Set<String>], _ place: String, file: StaticString = #filePath, line: UInt = #line) {
+        for (command, options) in expectedLongOptions.sorted(by: { $0.key < $1.key }) {
+            let seen = shown[command] ?? []
+            XCTAssertEqual(options.subtracting(seen).sorted(), [], "\(place) leaves out of `\(command)`", file: file, line: line)
+            XCTAssertEqual(seen.subtracting(options).sorted(), [], "\(place) names for `\(command)`, unknown to the tables", file: file, line: line)
+        }
+        let unknown = Set(shown.keys).subtracting(expectedLongOptions.keys).sorted()
+        XCTAssertEqual(unknown, [], "\(place) has commands the tables lack", file: file, line: line)
+    }
+
+    func testTheSynopsisListsEveryOptionOfEveryCommandAndNothingElse() {
+        assertShowsExactlyTheTables(optionsShown(inSynopsis: CommandSynopsis.render()), "jackhost help --synopsis")
+        XCTAssertEqual(JackHostCommand.run(["help", "--synopsis"]), .success)
+    }
+
+    /// The README's command-line block is `jackhost help --synopsis`, byte for byte; and, so that
+    /// the failure says what drifted, every option each command takes is in it and no other.
+    func testTheREADMECommandLineBlockIsTheGeneratedSynopsis() throws {
+        let block = try readmeCommandLineBlock()
+        assertShowsExactlyTheTables(optionsShown(inSynopsis: block), "README.md's command line")
+        XCTAssertEqual(block, CommandSynopsis.render(), "README.md's command-line block is out of date: run scripts/sync-readme-synopsis")
+    }
+
+    /// The paragraph that spells out CAPTURE OPTIONS names exactly those options.
+    func testTheREADMEDescribesEveryCaptureOptionAndNoOther() throws {
+        let text = try readme()
+        let start = try XCTUnwrap(text.range(of: "CAPTURE OPTIONS, which "), "README.md describes no CAPTURE OPTIONS")
+        let end = try XCTUnwrap(text[start.upperBound...].range(of: "\n\n"))
+        let paragraph = String(text[start.upperBound..<end.lowerBound]).replacing("\n", with: " ")
+        let named = Set(matches(#"`(--[a-z0-9-]+)"#, in: paragraph).map { $0[1] }).subtracting(["--help", "--version"])
+        let capture = Set(CommandSynopsis.captureOptions.map { "--" + $0.long })
+        XCTAssertEqual(capture.subtracting(named).sorted(), [], "README.md's CAPTURE OPTIONS paragraph leaves out")
+        XCTAssertEqual(named.subtracting(capture).sorted(), [], "README.md's CAPTURE OPTIONS paragraph names, not capture options")
+    }
+
+    /// The modules a markdown table names in its first column, from `heading` to the next `## `.
+    private func modulesInTable(of file: String, under heading: String) throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+        let start = try XCTUnwrap(text.range(of: "\n\(heading)\n"), "\(file) has no \(heading)")
+        let section = text[start.upperBound...].split(separator: "\n## ", maxSplits: 1).first ?? ""
+        var named: Set<String> = []
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cell = String(line.split(separator: "|").first ?? "")
+            for match in matches(#"`(?:Sources/)?([A-Za-z]+)`"#, in: cell) { named.insert(match[1]) }
+        }
+        return named
+    }
+
+    /// README's Design map and ARCHITECTURE.md's module table each name every module in Sources, and no other.
+    func testTheModuleMapsNameEveryModule() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        let modules = Set(try FileManager.default.contentsOfDirectory(atPath: sources.path))
+        for (file, heading) in [("README.md", "## Design"), ("docs/ARCHITECTURE.md", "## Modules")] {
+            let named = try modulesInTable(of: file, under: heading)
+            XCTAssertEqual(modules.subtracting(named).sorted(), [], "\(file) leaves out of its module table")
+            XCTAssertEqual(named.subtracting(modules).sorted(), [], "\(file) names modules Sources does not have")
+        }
+    }
+
     /// Every variable the sources read with getenv (or hand to hooks) is documented.
     func testEveryEnvironmentVariableTheSourcesReadIsDocumented() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

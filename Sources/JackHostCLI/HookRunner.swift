@@ -329,7 +329,7 @@ final class HookRunner: @unchecked Sendable {
         }
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        if let output { relay?.settle(output.id, timeout: 0.5) }
+        if let output { relay?.settle(output.id, timeout: 1.0) }
         let failure = Self.failure(status: status)
         let reportIt = lock.withLock {
             state.running = nil

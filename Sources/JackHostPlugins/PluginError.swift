@@ -69,8 +69,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .malformedSpecification, .fileNotFound, .unknownOption, .duplicateOption, .invalidOptionValue, .optionRefused:
             return true
-        case .notASharedObject, .notELF, .wrongArchitecture, .malformedELF, .missingEntrySymbol, .entryNotAFunction, .abiMismatch, .swiftVersionMismatch,
-            .invalidDescriptor, .createFailed, .prepareRejected:
+        case .notASharedObject, .notELF, .wrongArchitecture, .malformedELF, .missingEntrySymbol, .entryNotAFunction, .abiMismatch,
+            .swiftVersionMismatch, .invalidDescriptor, .createFailed, .prepareRejected:
             return false
         }
     }

@@ -14,7 +14,8 @@ enum PluginCommand {
             help: "realtime: process() in JACK's callback; deferred: consume() on a worker thread (default: realtime)"),
         OptionSpec(
             "jackhost-path", value: "DIR",
-            help: "the JackHost checkout the package depends on (default: the one jackhost was built from)"),
+            help: "the JackHost SDK the package depends on: an installed swift-sdk directory or a checkout "
+                + "(default: the installed SDK beside this jackhost, else the checkout it runs from)"),
         CommandTables.help,
     ]
 
@@ -94,12 +95,22 @@ enum PluginCommand {
         case "deferred": mode = .deferred
         case let other: throw UsageError("--mode \(other) is not a mode; use realtime or deferred")
         }
-        let jackhost = URL(fileURLWithPath: parsed.value("jackhost-path") ?? PluginTemplate.builtFromCheckout)
-            .standardizedFileURL
-        guard let manifest = try? String(contentsOf: jackhost.appendingPathComponent("Package.swift"), encoding: .utf8),
-            manifest.contains("JackHostPluginSDK")
-        else {
-            throw UsageError("no JackHost checkout at \(jackhost.path); pass --jackhost-path DIR (the directory with its Package.swift)")
+        let jackhost: URL
+        if let given = parsed.value("jackhost-path") {
+            jackhost = URL(fileURLWithPath: given).standardizedFileURL
+            guard PluginSDKLocation.isSDK(jackhost) else {
+                throw UsageError(
+                    "no JackHost SDK at \(jackhost.path); pass --jackhost-path DIR, the directory with its Package.swift "
+                        + "(\(PluginSDKLocation.installedSuffix) of an installation, or a JackHost checkout)")
+            }
+        } else {
+            guard let found = PluginSDKLocation.find() else {
+                throw UsageError(
+                    "no JackHost Swift SDK found: this jackhost (\(PluginSDKLocation.executable?.path ?? "?")) has no "
+                        + "\(PluginSDKLocation.installedSuffix) beside it (install jackhost-dev) and does not run from a "
+                        + "checkout; pass --jackhost-path DIR")
+            }
+            jackhost = found
         }
         let parent = URL(fileURLWithPath: parsed.value("directory") ?? FileManager.default.currentDirectoryPath)
         guard FileKind(atPath: parent.path) == .directory else {
@@ -109,7 +120,8 @@ enum PluginCommand {
         if FileManager.default.fileExists(atPath: root.path) {
             throw UsageError("\(root.path) already exists; choose another NAME or --directory")
         }
-        let files = PluginTemplate.files(name: name, mode: mode, jackhostPath: jackhost.path)
+        let files = PluginTemplate.files(
+            name: name, mode: mode, jackhostPath: jackhost.path, swiftVersion: PluginTemplate.requiredSwiftVersion)
         do {
             for (relativePath, contents) in files {
                 let url = root.appendingPathComponent(relativePath)
@@ -122,6 +134,7 @@ enum PluginCommand {
         print(
             """
             created \(root.path): a \(mode.rawValue) plugin package depending on \(jackhost.path)
+            (built with Swift \(PluginTemplate.requiredSwiftVersion), the version this jackhost runs on)
             next:
               cd \(root.path)
               swift build                                   # makes .build/debug/lib\(name).so
@@ -136,9 +149,9 @@ enum PluginCommand {
 /// The files of a new plugin package. They are kept here, in the binary, so `jackhost plugin
 /// new` works from any directory; the integration tests build what it writes.
 enum PluginTemplate {
-    /// The checkout this jackhost was built from (this file lives in Sources/JackHostCLI/).
-    static let builtFromCheckout = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    /// The Swift version a plugin for this jackhost must be built with: the compiler that built
+    /// jackhost, whose runtime it runs on.
+    static var requiredSwiftVersion: String { PluginLibrary.hostSwiftVersion }
 
     /// Names that would collide with the modules a plugin package depends on.
     static let reservedNames: Set<String> = [
@@ -160,24 +173,59 @@ enum PluginTemplate {
     }
 
     /// Relative path and contents of every file in the package.
-    static func files(name: String, mode: PluginDeliveryMode, jackhostPath: String) -> [(String, String)] {
+    static func files(name: String, mode: PluginDeliveryMode, jackhostPath: String, swiftVersion: String) -> [(String, String)] {
         [
-            ("Package.swift", manifest(name: name, jackhostPath: jackhostPath)),
+            ("Package.swift", manifest(name: name, jackhostPath: jackhostPath, swiftVersion: swiftVersion)),
             ("Sources/\(name)/\(name).swift", mode == .realtime ? realtimeSource(name: name) : deferredSource(name: name)),
             ("Sources/\(name)/Export.swift", exportSource(name: name)),
             ("Tests/\(name)Tests/\(name)Tests.swift", testSource(name: name)),
-            ("README.md", readme(name: name, mode: mode)),
+            ("README.md", readme(name: name, mode: mode, jackhostPath: jackhostPath, swiftVersion: swiftVersion)),
             (".gitignore", ".build/\n.swiftpm/\n"),
         ]
     }
 
-    private static func manifest(name: String, jackhostPath: String) -> String {
+    /// Whether `version` is MAJOR.MINOR.PATCH (the compiler check needs one).
+    static func isExactVersion(_ version: String) -> Bool {
+        let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+    }
+
+    /// The next patch version ("6.3.1" gives "6.3.2"), for the manifest's `#if compiler(...)`.
+    private static func nextPatch(_ version: String) -> String {
+        let parts = version.split(separator: ".")
+        return "\(parts[0]).\(parts[1]).\((Int(parts[2]) ?? 0) + 1)"
+    }
+
+    private static func manifest(name: String, jackhostPath: String, swiftVersion: String) -> String {
+        // The tools version: the required compiler's, at least 6.3 (Export.swift uses @c).
+        let exact = isExactVersion(swiftVersion)
+        let atLeast63 = exact && swiftVersion.split(separator: ".").compactMap { Int($0) }.lexicographicallyPrecedes([6, 3]) == false
+        let tools = atLeast63 ? swiftVersion : "6.3"
+        let check =
+            exact
+            ? #"""
+
+            // The Swift version: jackhost runs on the Swift \#(swiftVersion) runtime and refuses a plugin built
+            // by another compiler (Swift has no stable ABI on Linux), so this package builds with \#(swiftVersion) only.
+            #if !compiler(>=\#(swiftVersion)) || compiler(>=\#(nextPatch(swiftVersion)))
+                #error("this plugin must be built with Swift \#(swiftVersion), the version jackhost runs on; `swift --version` names yours")
+            #endif
+
+            """#
+            : ""
+        return #"""
+            // swift-tools-version:\#(tools)
+            // \#(name): a JackHost plugin. `swift build` makes .build/debug/lib\#(name).so;
+            // load it with `jackhost run --plugin .build/debug/lib\#(name).so`.
+            // Requires Swift \#(swiftVersion): the version of the jackhost it was generated for (and at least 6.3:
+            // Export.swift uses the @c attribute, new in Swift 6.3).
+            import PackageDescription
+            \#(check)
+            """# + manifestBody(name: name, jackhostPath: jackhostPath)
+    }
+
+    private static func manifestBody(name: String, jackhostPath: String) -> String {
         #"""
-        // swift-tools-version:6.3
-        // \#(name): a JackHost plugin. `swift build` makes .build/debug/lib\#(name).so;
-        // load it with `jackhost run --plugin .build/debug/lib\#(name).so`.
-        // Tools version 6.3: Export.swift uses the @c attribute, new in Swift 6.3.
-        import PackageDescription
 
         let package = Package(
             name: "\#(name)",
@@ -186,7 +234,8 @@ enum PluginTemplate {
                 .library(name: "\#(name)", type: .dynamic, targets: ["\#(name)"]),
             ],
             dependencies: [
-                // The JackHost checkout that provides JackHostPluginSDK and JackHostPluginTesting.
+                // The JackHost Swift SDK (JackHostPluginSDK, JackHostPluginTesting): an installed one
+                // (jackhost-dev: /usr/share/jackhost/swift-sdk) or a JackHost checkout.
                 .package(name: "JackHost", path: "\#(jackhostPath)"),
             ],
             targets: [
@@ -368,7 +417,7 @@ enum PluginTemplate {
         """#
     }
 
-    private static func readme(name: String, mode: PluginDeliveryMode) -> String {
+    private static func readme(name: String, mode: PluginDeliveryMode, jackhostPath: String, swiftVersion: String) -> String {
         #"""
         # \#(name)
 
@@ -382,8 +431,63 @@ enum PluginTemplate {
         ```
 
         Edit `Sources/\#(name)/\#(name).swift`. The rules (what the real-time thread forbids, how
-        options and errors work, the ABI) are in docs/PLUGINS.md of the JackHost checkout.
+        options and errors work, the ABI) are in docs/PLUGINS.md of JackHost.
+
+        ## The SDK and the Swift version
+
+        The package gets `JackHostPluginSDK` and `JackHostPluginTesting` from the JackHost Swift SDK at
+
+            \#(jackhostPath)
+
+        (the `.package(name: "JackHost", path: ...)` line in `Package.swift`). To use another one, change
+        that path: an installed SDK (`/usr/share/jackhost/swift-sdk`, from the jackhost-dev package) or a
+        JackHost checkout (the directory with its `Package.swift`); or regenerate the package with
+        `jackhost plugin new \#(name) --jackhost-path DIR`.
+
+        Build it with Swift \#(swiftVersion), the version the jackhost that generated it runs on: Swift
+        has no stable ABI on Linux, so jackhost refuses a plugin built by another compiler version, and
+        `Package.swift` stops a build with any other (`swift --version` names yours).
 
         """#
+    }
+}
+
+/// Where `jackhost plugin new` finds the Swift SDK when not given --jackhost-path: relative to the
+/// running binary, never from where it was built.
+enum PluginSDKLocation {
+    /// Where an installation keeps the SDK, relative to the prefix the binary is in (`PREFIX/bin`).
+    static let installedSuffix = "share/jackhost/swift-sdk"
+
+    /// The running executable, symbolic links resolved.
+    static var executable: URL? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map { URL(fileURLWithPath: $0) }
+    }
+
+    /// Whether `directory` holds a package that provides JackHostPluginSDK (an SDK or a checkout).
+    static func isSDK(_ directory: URL) -> Bool {
+        guard let manifest = try? String(contentsOf: directory.appendingPathComponent("Package.swift"), encoding: .utf8) else {
+            return false
+        }
+        return manifest.contains("JackHostPluginSDK")
+            && FileKind(atPath: directory.appendingPathComponent("Sources/JackHostPluginSDK").path) == .directory
+    }
+
+    /// The installed SDK beside the binary (`PREFIX/bin/jackhost` and `PREFIX/share/jackhost/swift-sdk`),
+    /// else the checkout the binary was built in (`CHECKOUT/.build/.../jackhost`), else nil.
+    static func find(executable: URL? = executable) -> URL? {
+        guard let executable else { return nil }
+        let bin = executable.deletingLastPathComponent()
+        let installed = bin.deletingLastPathComponent().appendingPathComponent(installedSuffix).standardizedFileURL
+        if isSDK(installed) { return installed }
+        // A checkout: the binary is somewhere under CHECKOUT/.build.
+        var directory = bin
+        while directory.path != "/" && !directory.path.isEmpty {
+            if directory.lastPathComponent == ".build" {
+                let checkout = directory.deletingLastPathComponent().standardizedFileURL
+                return isSDK(checkout) ? checkout : nil
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
     }
 }

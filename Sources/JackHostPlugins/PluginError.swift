@@ -30,6 +30,10 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
     case entryNotAFunction(path: String, found: String)
     /// The plugin was built for another version of the plugin ABI.
     case abiMismatch(path: String, pluginVersion: UInt32, hostVersion: UInt32)
+    /// A Swift plugin was built by another Swift compiler version than the one this jackhost was
+    /// built with (and whose runtime it shares): Swift has no stable ABI on Linux. Found after
+    /// `dlopen`, before the descriptor is read.
+    case swiftVersionMismatch(path: String, pluginVersion: String, hostVersion: String)
     /// The descriptor breaks the ABI's rules (a NULL function, an unknown mode, a bad option table).
     case invalidDescriptor(path: String, reason: String)
     /// The user gave an option the plugin does not declare.
@@ -52,7 +56,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         case .malformedSpecification: return nil
         case .fileNotFound(let path), .notASharedObject(let path, _), .notELF(let path, _), .wrongArchitecture(let path, _, _),
             .malformedELF(let path, _), .missingEntrySymbol(let path), .entryNotAFunction(let path, _),
-            .abiMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
+            .abiMismatch(let path, _, _), .swiftVersionMismatch(let path, _, _), .invalidDescriptor(let path, _), .unknownOption(let path, _, _, _),
             .duplicateOption(let path, _, _), .invalidOptionValue(let path, _, _, _, _), .createFailed(let path, _, _),
             .optionRefused(let path, _, _), .prepareRejected(let path, _, _, _):
             return path
@@ -66,7 +70,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         case .malformedSpecification, .fileNotFound, .unknownOption, .duplicateOption, .invalidOptionValue, .optionRefused:
             return true
         case .notASharedObject, .notELF, .wrongArchitecture, .malformedELF, .missingEntrySymbol, .entryNotAFunction, .abiMismatch,
-            .invalidDescriptor, .createFailed, .prepareRejected:
+            .swiftVersionMismatch, .invalidDescriptor, .createFailed, .prepareRejected:
             return false
         }
     }
@@ -98,6 +102,9 @@ public enum PluginError: Error, CustomStringConvertible, Equatable, Sendable {
         case .abiMismatch(let path, let plugin, let host):
             return "plugin \(path) was built for plugin ABI version \(plugin), but this jackhost speaks version \(host) "
                 + "(and loads versions \(JACKHOST_PLUGIN_ABI_OLDEST) to \(host)); rebuild the plugin against this JackHost"
+        case .swiftVersionMismatch(let path, let plugin, let host):
+            return "plugin \(path) was built with Swift \(plugin), but this jackhost runs on the Swift \(host) runtime "
+                + "(Swift has no stable ABI on Linux); rebuild the plugin with Swift \(host)"
         case .invalidDescriptor(let path, let reason):
             return "plugin \(path) has an invalid descriptor: \(reason); fix and rebuild the plugin"
         case .unknownOption(let path, let plugin, let key, let known):

@@ -43,6 +43,15 @@ public final class PluginLibrary: @unchecked Sendable {
     /// The sample rate the plugin asks for (ABI 2 `sample_rate`), or nil for the server's.
     public var preferredSampleRate: Double? { fields.sample_rate > 0 ? fields.sample_rate : nil }
 
+    /// The Swift compiler version a Swift plugin was built with (its
+    /// `jackhost_plugin_swift_version`), or nil for a plugin that does not say (a C plugin).
+    /// `open(path:)` refuses a plugin whose version is not ``hostSwiftVersion``.
+    public let swiftVersion: String?
+
+    /// The Swift compiler version this jackhost was built with, and so of the runtime it runs on
+    /// (the package ships the runtime of the toolchain that built it).
+    public static let hostSwiftVersion = String(describing: SwiftCompiler.version)
+
     /// Whether the plugin takes events (ABI 2 `handle_event`).
     public var handlesEvents: Bool { fields.handle_event != nil }
 
@@ -62,7 +71,8 @@ public final class PluginLibrary: @unchecked Sendable {
 
     private init(
         path: String, descriptor: UnsafePointer<jackhost_plugin_descriptor_t>, fields: jackhost_plugin_descriptor_t,
-        name: String, version: String, mode: PluginDeliveryMode, options: [PluginOptionInfo], results: [PluginResultInfo]
+        name: String, version: String, mode: PluginDeliveryMode, options: [PluginOptionInfo], results: [PluginResultInfo],
+        swiftVersion: String?
     ) {
         self.path = path
         self.descriptor = descriptor
@@ -73,6 +83,7 @@ public final class PluginLibrary: @unchecked Sendable {
         self.mode = mode
         self.options = options
         self.results = results
+        self.swiftVersion = swiftVersion
     }
 
     /// Opens and checks the plugin at `path`.
@@ -82,11 +93,22 @@ public final class PluginLibrary: @unchecked Sendable {
             throw .fileNotFound(path: path)
         }
         if kind == .directory { throw .notASharedObject(path: path, reason: "it is a directory") }
-        try checkEntrySymbol(path: path)
+        let exportsSwiftVersion = try checkEntrySymbol(path: path)
         // A bare file name would make dlopen search the library path instead of the current directory.
         let loadPath = path.contains("/") ? path : "./" + path
         guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
             throw .notASharedObject(path: path, reason: dlerror().map { String(cString: $0) } ?? "dlopen failed")
+        }
+        // A Swift plugin's compiler version, checked before anything of the plugin's is called
+        // but this one function (it returns a static string).
+        var swiftVersion: String?
+        if exportsSwiftVersion != false, let symbol = dlsym(handle, JACKHOST_PLUGIN_SWIFT_VERSION_SYMBOL) {
+            let function = unsafeBitCast(symbol, to: (@convention(c) () -> UnsafePointer<CChar>?).self)
+            let recorded = function().map { String(cString: $0) } ?? "(NULL)"
+            swiftVersion = recorded
+            guard recorded == hostSwiftVersion else {
+                throw .swiftVersionMismatch(path: path, pluginVersion: recorded, hostVersion: hostSwiftVersion)
+            }
         }
         guard let symbol = dlsym(handle, JACKHOST_PLUGIN_ENTRY_SYMBOL) else {
             throw .missingEntrySymbol(path: path)
@@ -95,15 +117,17 @@ public final class PluginLibrary: @unchecked Sendable {
         guard let descriptor = entry() else {
             throw .invalidDescriptor(path: path, reason: "jackhost_plugin_descriptor() returned NULL")
         }
-        return try validated(descriptor, path: path)
+        return try validated(descriptor, path: path, swiftVersion: swiftVersion)
     }
 
     /// Reads the file's ELF header and dynamic symbol table, and refuses it before `dlopen` can
     /// run any of its code unless it is a shared object for this machine that exports
     /// `jackhost_plugin_descriptor` as a function. Where ``ELFSymbolTable/host`` is nil (not
     /// 64-bit x86-64 or arm64) it checks nothing and leaves the refusals to `dlopen` and `dlsym`.
-    private static func checkEntrySymbol(path: String) throws(PluginError) {
-        guard let host = ELFSymbolTable.host else { return }
+    /// Returns whether the file itself exports `jackhost_plugin_swift_version` (nil: not checked),
+    /// so a C plugin's dependencies are never searched for it.
+    private static func checkEntrySymbol(path: String) throws(PluginError) -> Bool? {
+        guard let host = ELFSymbolTable.host else { return nil }
         let table: ELFSymbolTable
         do {
             table = try ELFSymbolTable(path: path, host: host)
@@ -120,7 +144,7 @@ public final class PluginLibrary: @unchecked Sendable {
             throw .missingEntrySymbol(path: path)
         }
         switch entry.kind {
-        case .function: return
+        case .function: return table.symbol(named: JACKHOST_PLUGIN_SWIFT_VERSION_SYMBOL)?.isExported == true
         case .object: throw .entryNotAFunction(path: path, found: "data")
         case .other(6): throw .entryNotAFunction(path: path, found: "thread-local data")  // STT_TLS
         case .other(0): throw .entryNotAFunction(path: path, found: "a symbol without a type")  // STT_NOTYPE
@@ -132,7 +156,7 @@ public final class PluginLibrary: @unchecked Sendable {
     /// to run a plugin exported in their own process through the same checks.
     static func validated(
         _ descriptor: UnsafePointer<jackhost_plugin_descriptor_t>,
-        path: String
+        path: String, swiftVersion: String? = nil
     ) throws(PluginError) -> PluginLibrary {
         // Only the first two fields are common to every ABI version; read nothing else before checking them.
         let header = UnsafeRawPointer(descriptor).loadUnaligned(as: (UInt32, UInt32).self)
@@ -179,7 +203,7 @@ public final class PluginLibrary: @unchecked Sendable {
         }
         return PluginLibrary(
             path: path, descriptor: descriptor, fields: fields, name: name, version: String(cString: versionPointer),
-            mode: mode, options: options, results: results)
+            mode: mode, options: options, results: results, swiftVersion: swiftVersion)
     }
 
     /// Reads and checks the result table (ABI 2): names present, well-formed and unique.
@@ -273,6 +297,9 @@ public final class PluginLibrary: @unchecked Sendable {
             "abi:      \(abiVersion)",
             "mode:     \(mode.rawValue) (\(mode == .realtime ? "process() runs on JACK's real-time thread" : "process() runs on its own worker thread"))",
             "path:     \(path)",
+            "swift:    "
+                + (swiftVersion.map { "built with Swift \($0) (this jackhost runs on \(Self.hostSwiftVersion))" }
+                    ?? "not recorded (a C plugin, or one built without the Swift SDK)"),
         ]
         if abiVersion >= 2 {
             lines.append("events:   \(handlesEvents ? "yes (handle_event)" : "no")")

@@ -80,8 +80,18 @@ extern "C" {
 /** The oldest ABI version a host built from this header still loads. */
 #define JACKHOST_PLUGIN_ABI_OLDEST 1u
 
-/** The name of the one symbol a plugin exports. */
+/** The name of the one symbol every plugin exports. */
 #define JACKHOST_PLUGIN_ENTRY_SYMBOL "jackhost_plugin_descriptor"
+
+/**
+ * The name of the symbol a Swift plugin also exports (the Swift SDK emits it):
+ * `const char *jackhost_plugin_swift_version(void)`, the Swift compiler version
+ * it was built with ("6.3.1"). Swift has no stable ABI on Linux and a Swift
+ * plugin shares the host's runtime, so a host refuses a plugin whose version
+ * differs from its own. Optional and outside the descriptor: C plugins do not
+ * export it and are not checked; it changes no ABI version.
+ */
+#define JACKHOST_PLUGIN_SWIFT_VERSION_SYMBOL "jackhost_plugin_swift_version"
 
 /** Bytes the host provides in every error buffer (including the final NUL). */
 #define JACKHOST_PLUGIN_ERROR_CAPACITY 1024u

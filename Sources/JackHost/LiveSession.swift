@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// One connection to a server: the client, its ports, the engine and the deferred runners.
 ///
@@ -45,9 +46,13 @@ struct LiveSession: ~Copyable {
                 runners.forEach { $0.stopWorker() }  // nothing was delivered yet: nothing to wait for
                 throw error
             }
-            // Again once active: pipewire-jack exports an inactive client's ports lazily, and a
-            // property set before that was sometimes never seen by patchbays (CI, sanitized build).
-            // Setting the same values again is harmless under jackd.
+            // Again once active and once the first cycle has run: pipewire-jack exports an
+            // inactive client's ports lazily, and a property set before that was sometimes never
+            // seen by patchbays (CI, sanitized build; setting it right after activation still
+            // missed once). Setting the same values again is harmless under jackd. The wait is
+            // bounded (a server that runs no cycle, a freewheel that waits, costs 0.5 s at most).
+            let deadline = DispatchTime.now() + .milliseconds(500)
+            while engine.cycles.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline { usleep(1000) }
             for (offset, port) in registered.enumerated() {
                 client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(offset + 1)")
                 client.setProperty(on: port, key: JackClient.orderKey, value: String(offset + 1), type: JackClient.integerType)

@@ -473,19 +473,18 @@ enum PluginSDKLocation {
     }
 
     /// The installed SDK beside the binary (`PREFIX/bin/jackhost` and `PREFIX/share/jackhost/swift-sdk`),
-    /// else the checkout the binary was built in (`CHECKOUT/.build/.../jackhost`), else nil.
+    /// else the checkout the binary was built in (`CHECKOUT/.build/.../jackhost`, or any other build
+    /// path inside the checkout), else nil.
     static func find(executable: URL? = executable) -> URL? {
         guard let executable else { return nil }
         let bin = executable.deletingLastPathComponent()
         let installed = bin.deletingLastPathComponent().appendingPathComponent(installedSuffix).standardizedFileURL
         if isSDK(installed) { return installed }
-        // A checkout: the binary is somewhere under CHECKOUT/.build.
-        var directory = bin
+        // A checkout: the binary is somewhere under one of its build directories (`.build`, or
+        // another `--build-path` such as `.build-rtsan`), so the nearest ancestor that is one.
+        var directory = bin.deletingLastPathComponent()
         while directory.path != "/" && !directory.path.isEmpty {
-            if directory.lastPathComponent == ".build" {
-                let checkout = directory.deletingLastPathComponent().standardizedFileURL
-                return isSDK(checkout) ? checkout : nil
-            }
+            if isSDK(directory) { return directory.standardizedFileURL }
             directory = directory.deletingLastPathComponent()
         }
         return nil

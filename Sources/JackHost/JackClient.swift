@@ -318,6 +318,15 @@ public final class JackClient: @unchecked Sendable {
     /// Reads a metadata property of a named port; nil when unset. The corresponding C function is `jack_get_property`.
     public func property(ofPortNamed name: String, key: String) -> String? {
         guard let port = ifOpen(nil, { jack_port_by_name($0, name) }) else { return nil }
+        return Self.property(ofPortHandle: port, key: key)
+    }
+
+    /// Reads a metadata property of one of this client's ports; nil when unset or closed.
+    public func property(of port: JackPort, key: String) -> String? {
+        ifOpen(nil) { _ in Self.property(ofPortHandle: port.handle, key: key) }
+    }
+
+    private static func property(ofPortHandle port: OpaquePointer, key: String) -> String? {
         var value: UnsafeMutablePointer<CChar>?
         var type: UnsafeMutablePointer<CChar>?
         guard jack_get_property(jack_port_uuid(port), key, &value, &type) == 0, let value else { return nil }

@@ -11,10 +11,13 @@ import Glibc
 struct LiveSession: ~Copyable {
     let client: JackClient
     let view: LiveSessionView
+    /// The inputs, in order; the supervisor publishes their metadata (``PortMetadataPublisher``).
+    let ports: [JackPort]
 
-    private init(client: JackClient, view: LiveSessionView) {
+    private init(client: JackClient, view: LiveSessionView, ports: [JackPort]) {
         self.client = client
         self.view = view
+        self.ports = ports
     }
 
     /// Registers `in_1` … `in_N` with metadata, builds the engine (which the client then owns
@@ -31,9 +34,8 @@ struct LiveSession: ~Copyable {
             for index in 1...format.channelCount {
                 let port = try client.registerAudioInput(named: "in_\(index)")
                 registered.append(port)
-                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(index)")
-                client.setProperty(on: port, key: JackClient.orderKey, value: String(index), type: JackClient.integerType)
             }
+            PortMetadataPublisher.setAll(ports: registered, on: client)
             let engine = CaptureEngine(
                 client: client, ports: registered, realtime: consumers.realtime,
                 deferred: runners, frameLimit: frameLimit, expectedFrameTime: expectedFrameTime,
@@ -46,21 +48,10 @@ struct LiveSession: ~Copyable {
                 runners.forEach { $0.stopWorker() }  // nothing was delivered yet: nothing to wait for
                 throw error
             }
-            // Again once active and once the first cycle has run: pipewire-jack exports an
-            // inactive client's ports lazily, and a property set before that was sometimes never
-            // seen by patchbays (CI, sanitized build; setting it right after activation still
-            // missed once). Setting the same values again is harmless under jackd. The wait is
-            // bounded (a server that runs no cycle, a freewheel that waits, costs 0.5 s at most).
-            let deadline = DispatchTime.now() + .milliseconds(500)
-            while engine.cycles.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline { usleep(1000) }
-            for (offset, port) in registered.enumerated() {
-                client.setProperty(on: port, key: JackClient.prettyNameKey, value: "Input \(offset + 1)")
-                client.setProperty(on: port, key: JackClient.orderKey, value: String(offset + 1), type: JackClient.integerType)
-            }
             let view = LiveSessionView(
                 client: client, session: session, format: format, engine: engine, runners: runners,
                 portNames: registered.map { client.fullName(of: $0) })
-            return LiveSession(client: client, view: view)
+            return LiveSession(client: client, view: view, ports: registered)
         } catch {
             client.close()
             throw error

@@ -79,6 +79,7 @@ final class SessionSupervisor: @unchecked Sendable {
     private func supervise(_ first: consuming LiveSession) {
         var live = first
         var events = EventWatch(live.view.engine)
+        var metadata = PortMetadataPublisher(ports: live.ports)
         var tick = 0
         while true {
             if stopping {
@@ -98,6 +99,7 @@ final class SessionSupervisor: @unchecked Sendable {
                 }
                 live = next
                 events = EventWatch(live.view.engine)
+                metadata = PortMetadataPublisher(ports: live.ports)
                 reconnections.add(1, ordering: .relaxed)
                 tell(.serverRestored)
                 continue
@@ -124,8 +126,10 @@ final class SessionSupervisor: @unchecked Sendable {
                 }
                 live = next
                 events = EventWatch(live.view.engine)
+                metadata = PortMetadataPublisher(ports: live.ports)
                 continue
             }
+            metadata.publish(on: live.client, now: now)
             keeper.settleLost(live.client, now: now)
             factory.ledger.record(keeper.retry(live.client, inputs: live.view.portNames, now: now))
             usleep(20_000)

@@ -102,6 +102,34 @@ final class PipeWireTests: XCTestCase {
         }
     }
 
+    /// A jackhost started with the session, before wireplumber has created PipeWire's
+    /// "default" metadata object, cannot set port metadata then. It must keep trying: once the
+    /// session manager is up, patchbays see "Input N" and the order as under jackd.
+    func testPortNamesArriveWhenTheSessionManagerStartsLate() throws {
+        try JACKFixture.serialized {
+            let pipewire = try PipeWireEnvironment(sessionManager: false)
+            defer { pipewire.stop() }
+            let running = try pipewire.start("host", JackhostBinary.path, ["meter", "-c", "2", "-q", "-d", "30"])
+            defer { running.stop() }
+            XCTAssertTrue(
+                JACKFixture.waitUntil { (try? pipewire.run("jack_lsp", []).stdout.contains("jackhost:in_2")) ?? false },
+                running.log)
+            let before = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"]).stdout
+            usleep(1_000_000)  // jackhost has tried by now, and been refused
+            try pipewire.startSessionManager()
+            var metadata = ""
+            let arrived = JACKFixture.waitUntil(timeout: 15) {
+                metadata = (try? pipewire.run("jack_property", ["-p", "-l", "jackhost:in_2"]).stdout) ?? ""
+                return metadata.contains("Input 2") && metadata.contains(JackClient.integerType)
+            }
+            XCTAssertTrue(arrived, "before: \(before)\nafter: \(metadata)\n\(running.log)")
+            let first = try pipewire.run("jack_property", ["-p", "-l", "jackhost:in_1"]).stdout
+            XCTAssertTrue(first.contains("Input 1"), first)
+            let shown = before.contains("Input 2") ? "the names" : "no names"
+            print("PipeWire, session manager late: before it, jack_property showed \(shown); after, Input 1 and Input 2 with their order")
+        }
+    }
+
     /// PipeWire calls the xrun callback from the real-time thread, and skips the first xrun.
     /// Its headless dummy driver reports no xrun at all when a client sleeps 60 ms in its
     /// callback once a second, but its clock moves on: the frame time jumps. jackhost counts

@@ -59,7 +59,9 @@ final class PipeWireEnvironment {
 
     static let tools = ["/usr/bin/pw-jack", "/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/dbus-daemon", "/usr/bin/pw-cli"]
 
-    init() throws {
+    /// Starts dbus, pipewire and, unless `sessionManager` is false, wireplumber (see
+    /// ``startSessionManager()``: a session that brings it up late).
+    init(sessionManager: Bool = true) throws {
         for tool in PipeWireEnvironment.tools where !FileManager.default.isExecutableFile(atPath: tool) {
             try skipEnvironment("PipeWire suite: \(tool) is missing; run scripts/setup --environments")
         }
@@ -83,7 +85,7 @@ final class PipeWireEnvironment {
                 throw JackError.serverStartFailed(reason: "dbus did not start: \(daemons[0].log)")
             }
             daemons.append(try Daemon("pipewire", "/usr/bin/pipewire", [], environment: environment, logDirectory: runtimeDirectory))
-            daemons.append(try Daemon("wireplumber", "/usr/bin/wireplumber", [], environment: environment, logDirectory: runtimeDirectory))
+            if sessionManager { try startSessionManager() }
             let ready = JACKFixture.waitUntil(timeout: 15) {
                 ((try? self.run("jack_lsp", [], timeout: 5))?.status ?? 1) == 0
             }
@@ -95,6 +97,12 @@ final class PipeWireEnvironment {
     }
 
     deinit { stop() }
+
+    /// Starts wireplumber, which among other things creates PipeWire's "default" metadata
+    /// object: until then no JACK client can set port metadata.
+    func startSessionManager() throws {
+        daemons.append(try Daemon("wireplumber", "/usr/bin/wireplumber", [], environment: environment, logDirectory: runtimeDirectory))
+    }
 
     /// Stops wireplumber, pipewire and dbus, and removes the runtime directory.
     func stop() {

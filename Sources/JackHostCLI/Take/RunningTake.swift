@@ -1,0 +1,155 @@
+import CSignals
+import JackHost
+import JackHostConsumers
+import JackHostPlugins
+import Synchronization
+
+/// A run whose host has started: the parts, what watches them, and how the take ends.
+///
+/// Main thread, except the closures it hands to the display, the live view and systemd,
+/// which read only the host's counters and atomics.
+final class RunningTake {
+    let parts: TakeParts
+    let link: SupervisorLink?
+    let resultSources: [PluginResultSource]
+    let display: MeterDisplay?
+    let diskReport: DiskSpaceReport?
+    let endWatch: TakeEndWatch
+    /// Connection failures reported at start; later ones are reported with the summary.
+    let failuresAtStart: Int
+    private let waitingForServer = AtomicFlag()
+
+    var plan: CapturePlan { parts.plan }
+    var host: CaptureHost { parts.host }
+
+    /// Starts the host, settles the channel files' names, and reports the start.
+    init(parts: TakeParts, link: SupervisorLink?) throws {
+        self.parts = parts
+        self.link = link
+        resultSources = parts.resultSources()
+        let host = parts.host
+        do {
+            try host.start()
+        } catch CaptureHostError.consumerRejectedFormat(let consumer, let reason) where consumer == parts.recorder?.consumerName {
+            // Found before activation: the take's container cannot hold the channels or the
+            // sample rate the server delivers (FLAC's 8 channels, Opus's rates), the user's choice to change.
+            throw UsageError(reason)
+        }
+        if let recorder = parts.recorder { try ChannelFileDecision.decide(for: recorder, host: host, quiet: parts.plan.quiet) }
+        link?.sendReady(pluginName: parts.plugins.first?.name ?? "")
+        failuresAtStart = host.connectionFailures.count
+        diskReport = parts.recorder.map { DiskSpaceReport(recorder: $0, reserve: parts.plan.minimumFreeBytes ?? 0, host: host) }
+        endWatch = TakeEndWatch(
+            host: host, recorder: parts.recorder, stream: parts.stream, stopOnXrun: parts.plan.stopOnXrun,
+            othersContinue: parts.meter != nil || parts.stream != nil)
+        // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
+        display =
+            parts.plan.quiet
+            ? nil : parts.meter.map { MeterDisplay(meter: $0, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) }
+        reportStart()
+    }
+
+    /// The warnings about the wiring, and the line that says what is captured.
+    private func reportStart() {
+        for failure in host.connectionFailures { printError("warning: \(failure)") }
+        for warning in CaptureReport.wiringWarnings(host.wiring, channels: plan.channels) { printError("warning: \(warning)") }
+        guard !plan.quiet, let session = host.session else { return }
+        let server = parts.serverName.map { "\"\($0)\"" } ?? "(default)"
+        printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(server)")
+    }
+
+    /// Follows the server's comings and goings, and starts what shows the take: systemd's
+    /// status, the terminal meter, the live view.
+    func startObservers() throws {
+        followServer()
+        let recorder = parts.recorder
+        parts.notifier?.readProgress = { [host, waitingForServer] in
+            let stats = host.statistics
+            return .init(
+                capturedFrames: stats.capturedFrames, recordedFrames: recorder?.framesWritten, sampleRate: host.sampleRateOrDefault,
+                xruns: stats.xruns, droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0,
+                isWaitingForServer: waitingForServer.value.load(ordering: .relaxed))
+        }
+        parts.notifier?.ready()
+        let estimate = diskReport?.estimate
+        let results = resultSources
+        display?.counters = { [host] in
+            let stats = host.statistics
+            return .init(
+                droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
+                skippedFrames: stats.timelineGapFrames,
+                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1),
+                recordingSecondsLeft: estimate?.secondsLeft,
+                resultLines: results.compactMap(\.line))
+        }
+        display?.start()
+        guard let liveView = parts.liveView else { return }
+        try liveView.start(
+            sources: .init(
+                host: host, recorder: recorder, serverName: parts.serverName,
+                secondsLeft: { estimate?.secondsLeft }, results: resultSources))
+        if !plan.quiet { printNote("live view at \(liveView.url)") }
+    }
+
+    /// Says when the server goes and comes back, and marks the wait (the duration clock and
+    /// systemd's status read it).
+    private func followServer() {
+        let quiet = plan.quiet
+        let reconnecting = parts.configuration.reconnect
+        host.onEvent = { [waitingForServer] event in
+            switch event {
+            case .serverLost where reconnecting:
+                waitingForServer.value.store(true, ordering: .relaxed)
+                printNote("the JACK server went away; files are finalised; waiting for it to return (Ctrl-C to stop)")
+            case .serverRestored:
+                waitingForServer.value.store(false, ordering: .relaxed)
+                if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
+            case .routeChanged(let channels): if !quiet { printNote("the server now reports \(channels) capture channels") }
+            default: break
+            }
+        }
+    }
+
+    /// Every duty of this run, in the order they look each tick; `signals` comes first.
+    func duties(signals: SignalSource) -> [TakeDuty] {
+        var duties: [TakeDuty] = [signals]
+        if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
+        duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
+        if let duration = plan.duration {
+            let waiting = waitingForServer
+            duties.append(DurationClock(duration: duration, host: host, isWaitingForServer: { waiting.value.load(ordering: .relaxed) }))
+        }
+        if let diskReport { duties.append(diskReport) }
+        if let writer = parts.resultsWriter { duties.append(ResultsFileWriter(writer: writer, sources: resultSources, host: host)) }
+        if let recorder = parts.recorder { duties.append(TakeNotesReport(recorder: recorder)) }
+        duties.append(endWatch)
+        if let notifier = parts.notifier { duties.append(SystemdHeartbeat(notifier: notifier)) }
+        return duties
+    }
+
+    /// Who hears the take's state changes.
+    var observers: [TakeObserver] {
+        var observers: [TakeObserver] = []
+        if let notifier = parts.notifier { observers.append(notifier) }
+        if let display { observers.append(display) }
+        if let liveView = parts.liveView { observers.append(liveView) }
+        return observers
+    }
+
+    /// Carries out what the controller decided.
+    func perform(_ effect: TakeController.Effect) {
+        switch effect {
+        case .startTake: parts.recorder?.requestTakeStart()
+        case .stopTake: parts.recorder?.requestTakeStop()
+        case .reportProgress: printNote(CaptureReport.progress(host: host, recorder: parts.recorder))
+        case .refused(let line): printNote(line)
+        case .announce(let line): printError(line)
+        case .abandonDrain: break  // the closing drain watches the stop signals itself
+        }
+    }
+}
+
+/// A flag shared with callbacks on other threads (the supervisor's event handler, systemd's status).
+final class AtomicFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}

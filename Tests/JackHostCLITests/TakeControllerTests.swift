@@ -1,0 +1,161 @@
+import XCTest
+
+@testable import JackHostCLI
+
+/// Every transition of the take controller, without JACK: commands before the connection,
+/// while armed and recording, during stopping and after the end.
+final class TakeControllerTests: XCTestCase {
+    typealias Controller = TakeController
+    let sigterm = Controller.StopReason(.signal(15))
+    let clock = Controller.StopReason(.clock, status: .failure, message: "the take ended by the clock")
+
+    func testAContinuousRunRecordsFromTheConnectionUntilAQuit() {
+        var controller = Controller(mode: .continuous)
+        XCTAssertEqual(controller.state, .idle)
+        XCTAssertEqual(controller.handle(.connected), [])
+        XCTAssertEqual(controller.state, .recording)
+        XCTAssertEqual(controller.handle(.quit(clock)), [.announce("the take ended by the clock")])
+        XCTAssertEqual(controller.state, .stopping(clock))
+        XCTAssertEqual(controller.handle(.finished), [])
+        XCTAssertEqual(controller.state, .finished(clock))
+    }
+
+    func testAQuitWithoutAMessageAnnouncesNothing() {
+        var controller = Controller(mode: .continuous)
+        _ = controller.handle(.connected)
+        XCTAssertEqual(controller.handle(.quit(sigterm)), [])
+        XCTAssertEqual(controller.state, .stopping(sigterm))
+    }
+
+    func testStartAndStopWithoutRequestsReportProgressOrAreRefused() {
+        for mode in [Controller.Mode.continuous, .automatic] {
+            var controller = Controller(mode: mode)
+            _ = controller.handle(.connected)
+            let before = controller.state
+            XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [.reportProgress], "\(mode)")
+            XCTAssertEqual(
+                controller.handle(.stop(origin: "SIGUSR2")),
+                [.refused("SIGUSR2 ignored: it ends a take only with record --signal-trigger")], "\(mode)")
+            XCTAssertEqual(controller.handle(.status), [.reportProgress])
+            XCTAssertEqual(controller.state, before, "\(mode)")
+        }
+    }
+
+    func testRequestedTakesStartAndStopAndRepeatsDoNothing() {
+        var controller = Controller(mode: .onRequest)
+        _ = controller.handle(.connected)
+        XCTAssertEqual(controller.state, .armed)
+        XCTAssertEqual(controller.handle(.stop(origin: "SIGUSR2")), [], "no take to stop")
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [.startTake])
+        XCTAssertEqual(controller.state, .recording)
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [], "a take is already open")
+        XCTAssertEqual(controller.handle(.status), [.reportProgress])
+        XCTAssertEqual(controller.handle(.stop(origin: "SIGUSR2")), [.stopTake])
+        XCTAssertEqual(controller.state, .armed)
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [.startTake])
+        XCTAssertEqual(controller.handle(.quit(sigterm)), [])
+        XCTAssertEqual(controller.state, .stopping(sigterm))
+    }
+
+    func testRequestsBeforeTheConnectionActOnceTheTakeCanStart() {
+        var controller = Controller(mode: .onRequest)
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [])
+        XCTAssertEqual(controller.state, .idle)
+        XCTAssertEqual(controller.handle(.connected), [.startTake])
+        XCTAssertEqual(controller.state, .recording)
+
+        var both = Controller(mode: .onRequest)
+        _ = both.handle(.start(origin: "SIGUSR1"))
+        _ = both.handle(.stop(origin: "SIGUSR2"))
+        XCTAssertEqual(both.handle(.connected), [.startTake, .stopTake], "in the order they came")
+        XCTAssertEqual(both.state, .armed)
+
+        var continuous = Controller(mode: .continuous)
+        _ = continuous.handle(.start(origin: "SIGUSR1"))
+        XCTAssertEqual(continuous.handle(.connected), [.reportProgress], "SIGUSR1 while connecting: the progress line, once connected")
+    }
+
+    func testAQuitBeforeTheConnectionEndsTheRunAndDropsEarlyRequests() {
+        var controller = Controller(mode: .onRequest)
+        _ = controller.handle(.start(origin: "SIGUSR1"))
+        XCTAssertEqual(controller.handle(.quit(sigterm)), [])
+        XCTAssertEqual(controller.state, .stopping(sigterm))
+        XCTAssertEqual(controller.handle(.connected), [], "no take starts after a quit")
+        XCTAssertEqual(controller.state, .stopping(sigterm))
+    }
+
+    func testCommandsWhileStopping() {
+        var controller = Controller(mode: .onRequest)
+        _ = controller.handle(.connected)
+        _ = controller.handle(.start(origin: "SIGUSR1"))
+        _ = controller.handle(.quit(sigterm))
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [.refused("SIGUSR1 ignored: the take is already ending")])
+        XCTAssertEqual(controller.handle(.stop(origin: "SIGUSR2")), [.refused("SIGUSR2 ignored: the take is already ending")])
+        XCTAssertEqual(controller.handle(.status), [])
+        XCTAssertEqual(controller.handle(.takeObserved(open: false)), [])
+        XCTAssertEqual(controller.handle(.quit(clock)), [.abandonDrain], "a second quit cuts the drain short")
+        XCTAssertEqual(controller.state, .stopping(sigterm), "the first reason stands")
+        _ = controller.handle(.finished)
+        XCTAssertEqual(controller.state, .finished(sigterm))
+    }
+
+    func testNothingActsAfterTheEnd() {
+        var controller = Controller(mode: .onRequest)
+        _ = controller.handle(.connected)
+        _ = controller.handle(.quit(sigterm))
+        _ = controller.handle(.finished)
+        for command: Controller.Command in [.start(origin: "x"), .stop(origin: "x"), .status, .quit(clock), .connected, .finished] {
+            XCTAssertEqual(controller.handle(command), [], "\(command)")
+            XCTAssertEqual(controller.state, .finished(sigterm))
+        }
+    }
+
+    func testAutomaticTakesFollowWhatTheRecorderReports() {
+        var controller = Controller(mode: .automatic)
+        _ = controller.handle(.connected)
+        XCTAssertEqual(controller.state, .armed)
+        XCTAssertEqual(controller.handle(.takeObserved(open: true)), [])
+        XCTAssertEqual(controller.state, .recording)
+        XCTAssertEqual(controller.handle(.takeObserved(open: false)), [])
+        XCTAssertEqual(controller.state, .armed)
+
+        var continuous = Controller(mode: .continuous)
+        _ = continuous.handle(.connected)
+        _ = continuous.handle(.takeObserved(open: false))
+        XCTAssertEqual(continuous.state, .recording, "only the recorder's own trigger moves a take")
+    }
+
+    func testFinishedBeforeAQuitDoesNothing() {
+        var controller = Controller(mode: .continuous)
+        _ = controller.handle(.connected)
+        XCTAssertEqual(controller.handle(.finished), [])
+        XCTAssertEqual(controller.state, .recording)
+        var idle = Controller(mode: .continuous)
+        XCTAssertEqual(idle.handle(.status), [])
+        XCTAssertEqual(idle.handle(.takeObserved(open: true)), [])
+        XCTAssertEqual(idle.state, .idle)
+    }
+
+    func testTheModeFollowsThePlansTrigger() throws {
+        XCTAssertEqual(CaptureSession.mode(of: try plan("record", ["t.wav"])), .continuous)
+        XCTAssertEqual(CaptureSession.mode(of: try plan("record", ["t.wav", "--signal-trigger"])), .onRequest)
+        XCTAssertEqual(CaptureSession.mode(of: try plan("record", ["t.wav", "--transport"])), .automatic)
+        XCTAssertEqual(CaptureSession.mode(of: try plan("run", ["--meter"])), .continuous)
+    }
+
+    func testCadenceRunsAtMostOncePerInterval() {
+        var atOnce = Cadence(every: 1)
+        XCTAssertTrue(atOnce.isDue(10))
+        XCTAssertFalse(atOnce.isDue(10.5))
+        XCTAssertTrue(atOnce.isDue(11))
+        var later = Cadence(every: 1, startAtOnce: false)
+        XCTAssertFalse(later.isDue(10))
+        XCTAssertFalse(later.isDue(10.9))
+        XCTAssertTrue(later.isDue(11.0))
+    }
+
+    private func plan(_ command: String, _ arguments: [String]) throws -> CapturePlan {
+        let table = command == "run" ? CommandTables.run : CommandTables.record
+        return try CapturePlan(command: command, parsed: parseArguments(arguments, options: table, command: command))
+    }
+}

@@ -183,11 +183,6 @@ public final class MeterDisplay: @unchecked Sendable {
     }
 }
 
-extension LevelMeter {
-    /// A linear level in dBFS; silence is -infinity.
-    public static func dB(_ linear: Float) -> Float { ChannelLevels.dBFS(linear) }
-}
-
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         String(repeating: " ", count: max(0, width - count)) + self

@@ -90,16 +90,13 @@ final class CaptureSession {
         }
         // Hooks run on a thread of their own: the recorder's writer thread only queues its events.
         let hooks = plan.hooks.isEmpty ? nil : HookRunner(hooks: plan.hooks)
-        let recorder = plan.recordName.map {
-            let recorder = Recorder(
-                name: $0, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
-                overwrite: plan.overwrite)
-            recorder.syncSeconds = plan.syncSeconds > 0 ? plan.syncSeconds : nil
-            recorder.minimumFreeBytes = plan.minimumFreeBytes
-            plan.takeOptions.apply(to: recorder, host: host, name: $0)
-            if let hooks { recorder.onFileEvent = { hooks.handle($0) } }
-            recorder.quality = plan.quality
-            return recorder
+        let recorder = plan.recordName.map { name in
+            var settings = Recorder.Settings(
+                container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split, overwrite: plan.overwrite,
+                syncSeconds: plan.syncSeconds > 0 ? plan.syncSeconds : nil, minimumFreeBytes: plan.minimumFreeBytes,
+                quality: plan.quality)
+            if let hooks { settings.onFileEvent = { hooks.handle($0) } }
+            return Recorder(name: name, settings: plan.takeOptions.settings(adding: settings, host: host, name: name))
         }
         var stream: StreamWriter?
         if plan.stream {

@@ -233,10 +233,11 @@ struct CapturePlan {
             hooks = try Self.hooks(parsed, recordName: recordName, split: split)
             do {
                 let recorder = Recorder(
-                    name: recordName, container: container, sampleFormat: recordSampleFormat, split: split,
-                    overwrite: overwrite)
-                recorder.channelFiles = takeOptions.channelFiles
-                if takeOptions.channelFiles { recorder.channelPlan = ChannelFilePlan(given: takeOptions.channelNames) }
+                    name: recordName,
+                    settings: Recorder.Settings(
+                        container: container, sampleFormat: recordSampleFormat, split: split, overwrite: overwrite,
+                        channelFiles: takeOptions.channelFiles,
+                        channelPlan: takeOptions.channelFiles ? ChannelFilePlan(given: takeOptions.channelNames) : nil))
                 try recorder.validate(channels: takeOptions.channelNames?.count ?? channels ?? 2)
             } catch {
                 throw UsageError(error.description)

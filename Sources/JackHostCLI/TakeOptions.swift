@@ -3,7 +3,7 @@ import JackHostConsumers
 
 /// The options that shape a recording's takes: channel files, time stamps, aligned and
 /// retained log segments, and triggered takes with pre-roll. Parsed and checked before JACK is
-/// touched; ``apply(to:)`` hands them to the recorder.
+/// touched; ``settings(adding:host:name:)`` adds them to the recorder's settings.
 struct TakeOptions {
     var channelFiles = false
     /// `--channel-names`: the channel files' names as the user gave them, one per input.
@@ -157,29 +157,31 @@ struct TakeOptions {
         return value
     }
 
-    /// Hands the options to the recorder; `host` names channel files and describes inputs.
-    func apply(to recorder: Recorder, host: CaptureHost, name: TakeFiles.TakeName) {
-        recorder.channelFiles = channelFiles
-        recorder.sidecar = sidecar
-        recorder.broadcastWave = broadcastWave
-        recorder.alignSplits = alignSplits
-        recorder.trigger = trigger
-        recorder.preRollSeconds = preRollSeconds
-        if trigger != nil { recorder.numberEveryFile() }
+    /// The recorder's settings: `base` (the container, format, split and disk settings) with
+    /// these options added. `host` describes the inputs for the sidecar; `name` is the take's.
+    func settings(adding base: Recorder.Settings, host: CaptureHost, name: TakeFiles.TakeName) -> Recorder.Settings {
+        var settings = base
+        settings.channelFiles = channelFiles
+        settings.sidecar = sidecar
+        settings.broadcastWave = broadcastWave
+        settings.alignSplits = alignSplits
+        settings.trigger = trigger
+        settings.preRollSeconds = preRollSeconds
         if let keepSeconds, let template = name.retentionTemplate {
-            recorder.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
+            settings.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
         }
         // The channel files' names are decided once the inputs are wired (CaptureSession), or now.
-        if channelFiles { recorder.channelPlan = ChannelFilePlan(given: channelNames) }
+        if channelFiles { settings.channelPlan = ChannelFilePlan(given: channelNames) }
         // Runs on the recorder's thread when a segment opens, which can be before start() has
         // connected every input: wait for the wiring (milliseconds; the ring holds the audio).
-        recorder.describeInputs = { [weak host] in
+        settings.describeInputs = { [weak host] in
             guard let host else { return [] }
             host.waitForInitialWiring(timeout: Self.wiringWait)
             return host.inputPortNames.map { port in
                 RecorderInput(port: port, prettyName: host.prettyName(ofPort: port), connections: host.connections(ofInput: port))
             }
         }
+        return settings
     }
 
     /// How long a segment that opens during start-up waits for the initial connections.

@@ -46,12 +46,17 @@ public final class MeterDisplay: @unchecked Sendable {
     private var drawnLines = 0
     private var holds: [(level: Float, time: Double)] = []
     /// Supplies live counters (xruns, drops) for the display; called on the display thread.
-    public var counters: @Sendable () -> Counters = { Counters() }
+    private let counters: @Sendable () -> Counters
 
     /// Creates a display writing to file descriptor `output` (1 = stdout, 2 = stderr).
-    /// - Parameter plainInterval: Seconds between lines when `output` is not a terminal.
-    public init(meter: LevelMeter, output: Int32 = 1, plainInterval: Double = 1.0) {
+    /// - Parameters:
+    ///   - plainInterval: Seconds between lines when `output` is not a terminal.
+    ///   - counters: The live counters (xruns, drops) shown beside the levels; called on the display thread.
+    public init(
+        meter: LevelMeter, output: Int32 = 1, plainInterval: Double = 1.0, counters: @escaping @Sendable () -> Counters = { Counters() }
+    ) {
         self.meter = meter
+        self.counters = counters
         self.output = output
         self.isTerminal = isatty(output) == 1
         self.linesInterval = plainInterval
@@ -181,11 +186,6 @@ public final class MeterDisplay: @unchecked Sendable {
         }
         bytes.removeAll()
     }
-}
-
-extension LevelMeter {
-    /// A linear level in dBFS; silence is -infinity.
-    public static func dB(_ linear: Float) -> Float { ChannelLevels.dBFS(linear) }
 }
 
 extension String {

@@ -4,20 +4,6 @@ import Glibc
 import JackHost
 import Synchronization
 
-/// Why a ``StreamWriter`` did not open.
-public enum StreamWriterError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// Asked to stop while waiting for a FIFO's reader.
-    case stoppedWaitingForReader(path: String)
-
-    /// One line that names the problem.
-    public var description: String {
-        switch self {
-        case .stoppedWaitingForReader(let path):
-            return "stopped while waiting for a reader to open \(path); nothing was streamed"
-        }
-    }
-}
-
 /// A deferred consumer that writes raw samples to a file descriptor: stdout, a FIFO or a file.
 ///
 /// Each block is encoded once into the requested ``SampleFormat`` (little-endian,

@@ -158,4 +158,30 @@ final class TakeControllerTests: XCTestCase {
         let table = command == "run" ? CommandTables.run : CommandTables.record
         return try CapturePlan(command: command, parsed: parseArguments(arguments, options: table, command: command))
     }
+
+    func testTheLoopTellsObserversEveryChangeAndEndsAtTheFirstQuit() {
+        final class Script: TakeDuty {
+            var ticks: [[TakeController.Command]]
+            init(_ ticks: [[TakeController.Command]]) { self.ticks = ticks }
+            func tick(now: Double) -> [TakeController.Command] { ticks.isEmpty ? [] : ticks.removeFirst() }
+        }
+        final class Recorded: TakeObserver {
+            var states: [TakeController.State] = []
+            func takeStateChanged(to state: TakeController.State) { states.append(state) }
+        }
+        let observer = Recorded()
+        var effects: [TakeController.Effect] = []
+        let later = Script([[.status], [], [], [], [.quit(clock)]])
+        let script = Script([
+            [.start(origin: "SIGUSR1")], [], [.stop(origin: "SIGUSR2"), .start(origin: "SIGUSR1")], [.quit(sigterm), .stop(origin: "x")],
+        ])
+        let loop = TakeLoop(duties: [script, later], observers: [observer], perform: { effects.append($0) })
+        var controller = Controller(mode: .onRequest)
+        loop.send(.connected, to: &controller)
+        XCTAssertEqual(loop.run(&controller), sigterm, "the first quit ends the loop; the later duty's quit is never sent")
+        XCTAssertEqual(observer.states, [.armed, .recording, .armed, .recording, .stopping(sigterm)])
+        XCTAssertEqual(effects, [.startTake, .reportProgress, .stopTake, .startTake])
+        loop.send(.finished, to: &controller)
+        XCTAssertEqual(observer.states.last, .finished(sigterm))
+    }
 }

@@ -82,8 +82,8 @@ final class AudioContainerTests: XCTestCase {
             var sizes: [Double: Int] = [:]
             for quality in [0.1, 0.9] {
                 let path = directory.appendingPathComponent("q\(quality).\(container.fileExtension)").path
-                let recorder = Recorder(path: path)
-                recorder.quality = quality
+                let settings = Recorder.Settings(container: try XCTUnwrap(AudioContainer(path: path)), quality: quality)
+                let recorder = Recorder(path: path, settings: settings)
                 XCTAssertEqual(recorder.container, container)
                 try recorder.prepare(format: StreamFormat(sampleRate: rate, channelCount: 2))
                 var frame = 0

@@ -1,5 +1,6 @@
 import CSndFile
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import JackHost
@@ -139,6 +140,30 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(info, [480, 480, 240])
         info = []
         XCTAssertFalse(FileManager.default.fileExists(atPath: path), "with --split only numbered files exist")
+    }
+
+    /// Everything about the takes is given at creation: a triggered recorder numbers its first
+    /// take from `-0001`, writes the sidecar asked for, and reports its files to `onFileEvent`.
+    func testSettingsGivenAtCreationShapeTheTakes() throws {
+        let path = directory.appendingPathComponent("take.wav").path
+        let events = Mutex<[RecorderFileEvent]>([])
+        let settings = Recorder.Settings(
+            sampleFormat: .int16, sidecar: true, trigger: .level(thresholdDBFS: -20, holdSeconds: 1), syncSeconds: nil,
+            onFileEvent: { event in events.withLock { $0.append(event) } })
+        let recorder = Recorder(path: path, settings: settings)
+        XCTAssertEqual(recorder.trigger, settings.trigger)
+        XCTAssertEqual(recorder.container, .wav)
+        XCTAssertTrue(recorder.sidecar)
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        withBlock([[Float](repeating: 0.5, count: 256)]) { recorder.consume($0) }
+        recorder.finish()
+        let first = Recorder.numberedPath(path, index: 1)
+        XCTAssertEqual(recorder.files, [first])
+        XCTAssertEqual(recorder.takesStarted, 1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: first + ".json"), "the sidecar is written")
+        XCTAssertEqual(
+            events.withLock { $0 },
+            [.opened(path: first), .closed(RecorderFileSummary(path: first, frames: 256, xruns: 0, droppedFrames: 0))])
     }
 
     /// What the host does on a sample-rate or route change: finish, then prepare with the new

@@ -43,9 +43,9 @@ final class RunningTake {
             host: host, recorder: parts.recorder, stream: parts.stream, stopOnXrun: parts.plan.stopOnXrun,
             othersContinue: parts.meter != nil || parts.stream != nil)
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
-        display =
-            parts.plan.quiet
-            ? nil : parts.meter.map { MeterDisplay(meter: $0, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) }
+        let estimate = diskReport?.estimate
+        let results = resultSources
+        display = parts.plan.quiet ? nil : parts.meter.map { Self.display($0, parts: parts, estimate: estimate, results: results) }
         reportStart()
     }
 
@@ -56,6 +56,21 @@ final class RunningTake {
         guard !plan.quiet, let session = host.session else { return }
         let server = parts.serverName.map { "\"\($0)\"" } ?? "(default)"
         printNote("capturing \(host.inputPortNames.count) channels at \(Int(session.sampleRate)) Hz from server \(server)")
+    }
+
+    /// The terminal meter, with the counters it shows beside the levels.
+    private static func display(
+        _ meter: LevelMeter, parts: TakeParts, estimate: DiskSpaceReport.Estimate?, results: [PluginResultSource]
+    ) -> MeterDisplay {
+        MeterDisplay(meter: meter, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) { [host = parts.host] in
+            let stats = host.statistics
+            return .init(
+                droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
+                skippedFrames: stats.timelineGapFrames,
+                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1),
+                recordingSecondsLeft: estimate?.secondsLeft,
+                resultLines: results.compactMap(\.line))
+        }
     }
 
     /// Follows the server's comings and goings, and starts what shows the take: systemd's
@@ -72,16 +87,6 @@ final class RunningTake {
         }
         parts.notifier?.ready()
         let estimate = diskReport?.estimate
-        let results = resultSources
-        display?.counters = { [host] in
-            let stats = host.statistics
-            return .init(
-                droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
-                skippedFrames: stats.timelineGapFrames,
-                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1),
-                recordingSecondsLeft: estimate?.secondsLeft,
-                resultLines: results.compactMap(\.line))
-        }
         display?.start()
         guard let liveView = parts.liveView else { return }
         try liveView.start(
@@ -121,7 +126,10 @@ final class RunningTake {
         }
         if let diskReport { duties.append(diskReport) }
         if let writer = parts.resultsWriter { duties.append(ResultsFileWriter(writer: writer, sources: resultSources, host: host)) }
-        if let recorder = parts.recorder { duties.append(TakeNotesReport(recorder: recorder)) }
+        if let recorder = parts.recorder {
+            duties.append(TakeNotesReport(recorder: recorder))
+            if CaptureSession.mode(of: plan) == .automatic { duties.append(TakeWatch(recorder: recorder)) }
+        }
         duties.append(endWatch)
         if let notifier = parts.notifier { duties.append(SystemdHeartbeat(notifier: notifier)) }
         return duties

@@ -107,15 +107,12 @@ final class TakeParts {
     }
 
     private static func recorder(_ plan: CapturePlan, name: TakeFiles.TakeName, host: CaptureHost, hooks: HookRunner?) -> Recorder {
-        let recorder = Recorder(
-            name: name, container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split,
-            overwrite: plan.overwrite)
-        recorder.syncSeconds = plan.syncSeconds > 0 ? plan.syncSeconds : nil
-        recorder.minimumFreeBytes = plan.minimumFreeBytes
-        plan.takeOptions.apply(to: recorder, host: host, name: name)
-        if let hooks { recorder.onFileEvent = { hooks.handle($0) } }
-        recorder.quality = plan.quality
-        return recorder
+        var settings = Recorder.Settings(
+            container: plan.container, sampleFormat: plan.recordSampleFormat, split: plan.split, overwrite: plan.overwrite,
+            syncSeconds: plan.syncSeconds > 0 ? plan.syncSeconds : nil, minimumFreeBytes: plan.minimumFreeBytes,
+            quality: plan.quality)
+        if let hooks { settings.onFileEvent = { hooks.handle($0) } }
+        return Recorder(name: name, settings: plan.takeOptions.settings(adding: settings, host: host, name: name))
     }
 
     /// Opens the stream (a FIFO waits for its reader here; a stop signal ends the wait) and

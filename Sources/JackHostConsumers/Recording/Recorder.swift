@@ -4,81 +4,6 @@ import Glibc
 import JackHost
 import Synchronization
 
-/// Errors the recorder reports; each is one line that says what to do.
-public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// The container cannot hold this sample format (the lossy ones encode from f32 only).
-    case unsupportedCombination(container: AudioContainer, sampleFormat: SampleFormat)
-    /// The container holds fewer channels than the take has (FLAC 8, MP3 2, Ogg 255).
-    case tooManyChannels(container: AudioContainer, channels: Int, maximum: Int)
-    /// The codec does not encode at the server's sample rate (Opus: 8, 12, 16, 24 or 48 kHz; MP3: 8 to 48 kHz).
-    case unsupportedSampleRate(container: AudioContainer, sampleRate: Int)
-    /// This machine's libsndfile was built without the container's format or codec.
-    case containerUnavailable(container: AudioContainer)
-    /// The file cannot be created where asked.
-    case unwritablePath(path: String, reason: String)
-    /// libsndfile refused to open the file.
-    case openFailed(path: String, reason: String)
-    /// Writing failed (disk full, I/O error); the file is closed and valid up to this point.
-    case writeFailed(path: String, reason: String)
-    /// The file exists, and takes are never overwritten without ``TakeFiles/overwrite``.
-    case fileExists(path: String)
-    /// The path is a symbolic link whose target does not exist.
-    case danglingSymlink(path: String)
-    /// A numbered segment of the same name (`take-0002.wav`) exists from an earlier take.
-    case segmentExists(path: String)
-    /// Two outputs of one run would write the same file.
-    case sameDestination(path: String, other: String)
-    /// Recording stopped because the disk's free space fell below the `--min-free` reserve.
-    case reserveReached(path: String, minimumFreeBytes: Int)
-    /// A name template (`log-%Y%m%d-%H%M%S.wav`) that cannot be used, and why.
-    case invalidTemplate(template: String, reason: String)
-
-    /// One line that names the problem.
-    public var description: String {
-        switch self {
-        case .unsupportedCombination(let container, let sampleFormat):
-            let hint =
-                container == .flac
-                ? "FLAC stores integers; use --sample-format s16 or s24"
-                : container.isLossy
-                    ? "it encodes from float samples; use --sample-format f32, or leave it out"
-                    : "use --sample-format f32, s32, s24 or s16"
-            return "\(container.rawValue.uppercased()) cannot store \(sampleFormat.name) samples; \(hint)"
-        case .tooManyChannels(let container, let channels, let maximum):
-            let others = container == .mp3 ? "ogg or opus" : "w64, rf64 or caf"
-            return
-                "\(container.rawValue.uppercased()) holds at most \(maximum) channels, and this take has \(channels); record one file per channel with --channel-files, or use another container (\(others))"
-        case .unsupportedSampleRate(let container, let sampleRate):
-            let rates = (container.sampleRates ?? []).map { $0 % 1000 == 0 ? "\($0 / 1000)" : String(Double($0) / 1000) }
-            let list = rates.dropLast().joined(separator: ", ") + (rates.count > 1 ? " or " : "") + (rates.last ?? "")
-            return
-                "\(container.rawValue.uppercased()) encodes only at \(list) kHz, and the server runs at \(sampleRate) Hz; run the server at one of those rates, or use ogg or flac"
-        case .containerUnavailable(let container):
-            let writable = AudioContainer.writableOnThisMachine().map(\.rawValue).joined(separator: ", ")
-            return
-                "this machine's libsndfile cannot write \(container.rawValue.uppercased()); use \(writable), or install a libsndfile built with it"
-        case .unwritablePath(let path, let reason):
-            return "cannot write \(path): \(reason); choose a writable directory"
-        case .openFailed(let path, let reason):
-            return "cannot create \(path): \(reason)"
-        case .writeFailed(let path, let reason):
-            return "recording to \(path) stopped: \(reason); the file is valid up to the failure"
-        case .fileExists(let path):
-            return "\(path) exists and jackhost never overwrites a take; choose another name, or pass --overwrite"
-        case .danglingSymlink(let path):
-            return "\(path) is a symbolic link to a file that does not exist; remove the link, or pass --overwrite to create its target"
-        case .segmentExists(let path):
-            return "\(path) exists from an earlier take and would be overwritten by this one's segments; choose another name, or pass --overwrite"
-        case .reserveReached(let path, let bytes):
-            return
-                "recording to \(path) stopped: less than \(DiskSpace.describe(bytes)) would be left free on its disk (--min-free); the file is valid up to here"
-        case .sameDestination(let path, let other):
-            return "\(path) and \(other) are the same file; give each output its own destination"
-        case .invalidTemplate(let template, let reason): return "cannot use the name template \(template): \(reason)"
-        }
-    }
-}
-
 /// A deferred consumer that writes every input to audio files through libsndfile.
 ///
 /// - The files hold exactly the frames captured: when the ring dropped frames, the
@@ -104,18 +29,20 @@ public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
 /// - After a server loss the current file is finalised and recording continues in the next
 ///   numbered segment (`take.wav`, then `take-0002.wav`, …) once the host reconnects.
 public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unchecked Sendable {
-    // @unchecked: file state is touched only by the worker thread (consume/finish/handle, ordered by the host); settings are set before the host starts; counters are atomics; `createdFiles`, notes and the failure are under `lock`.
+    // @unchecked: file state is touched only by the worker thread (consume/finish/handle, ordered by the host); settings are fixed at init; counters are atomics; `createdFiles`, notes and the failure are under `lock`.
     /// The name shown in reports.
     public let consumerName = "recorder"
     /// The path asked for (with splitting, the stem of the numbered files; for an automatic
     /// name, its pattern).
     public var path: String { takeFiles.displayName }
-    /// The container.
-    public let container: AudioContainer
-    /// The sample format on disk.
-    public let sampleFormat: SampleFormat
-    /// When to start a new file, if ever.
-    public let split: SplitLimit?
+    /// Everything about the takes, as given to ``init(name:settings:)``.
+    public let settings: Settings
+    /// The container (``Settings/container``).
+    public var container: AudioContainer { settings.container }
+    /// The sample format on disk (``Settings/sampleFormat``).
+    public var sampleFormat: SampleFormat { settings.sampleFormat }
+    /// When to start a new file, if ever (``Settings/split``).
+    public var split: SplitLimit? { settings.split }
 
     /// Frames written to disk, including inserted silence.
     public var framesWritten: Int { written.load(ordering: .relaxed) }
@@ -134,6 +61,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     }
     /// Triggered takes started so far.
     public var takesStarted: Int { takes.load(ordering: .relaxed) }
+    /// Whether a triggered take is open now (always false without a trigger); any thread.
+    public var isTakeOpen: Bool { takeOpen.load(ordering: .relaxed) }
     /// Every file created so far, in order.
     public var files: [String] { lock.withLock { _ in createdFiles } }
     /// The write error that stopped the recorder, if any.
@@ -151,6 +80,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private let silence = Atomic<Int>(0)
     private let lostToErrors = Atomic<Int>(0)
     private let takes = Atomic<Int>(0)
+    private let takeOpen = Atomic<Bool>(false)
     private let removedCount = Atomic<Int>(0)
     private var pendingRemovals: [String] = []
     private let lock = Mutex<Void>(())
@@ -179,8 +109,15 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private var zeros: UnsafeMutableRawPointer?
     private var zeroFrames = 0
 
-    /// Describes a recording to `path` (`-` for standard output); ``validate()`` checks it
-    /// before anything touches JACK.
+    /// Describes a recording to `path` (`-` for standard output) with `settings`;
+    /// ``validate(channels:sampleRate:)`` checks it before anything touches JACK.
+    public convenience init(path: String, settings: Settings) {
+        self.init(name: .exact(path), settings: settings)
+    }
+
+    /// Describes a recording to `path` (`-` for standard output) with the default
+    /// ``Settings`` but these; the container is the path's (by its extension, else WAV)
+    /// unless given.
     ///
     /// - Parameter overwrite: Replace an existing file instead of refusing it.
     public convenience init(
@@ -188,66 +125,50 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         split: SplitLimit? = nil, overwrite: Bool = false
     ) {
         self.init(
-            name: .exact(path), container: container ?? AudioContainer(path: path) ?? .wav,
-            sampleFormat: sampleFormat, split: split, overwrite: overwrite)
+            path: path,
+            settings: Settings(
+                container: container ?? AudioContainer(path: path) ?? .wav, sampleFormat: sampleFormat, split: split,
+                overwrite: overwrite))
     }
 
-    /// Seconds of audio between `fdatasync` calls (data and header reach stable storage); nil
-    /// leaves it to the kernel. After a power cut, at most this much of what was written is
-    /// lost, plus what still waited in memory (the elastic buffer).
-    public var syncSeconds: Double? = 2
-    /// Stop the take cleanly (a valid file) before the disk's free space falls below this.
-    public var minimumFreeBytes: Int?
-    /// Encoder quality for lossy containers, 0 (smallest) to 1 (best); nil keeps libsndfile's default.
-    public var quality: Double?
-    /// Receives each file's events on the writer thread (see ``RecorderFileEvent``). Set it
-    /// before the host starts; it must return quickly (hand real work to another thread).
-    public var onFileEvent: (@Sendable (RecorderFileEvent) -> Void)?
-    /// One mono file per input (`take_in_1.wav`, `take_in_2.wav`, …) instead of one file with
-    /// every channel (`--channel-files`).
-    public var channelFiles = false
-    /// The names of the files with ``channelFiles``, decided once before the first file; nil (or
-    /// a plan not decided within ``channelPlanWait``) names them `in_1`, `in_2`, ….
-    public var channelPlan: ChannelFilePlan?
+    /// Seconds of audio between `fdatasync` calls (``Settings/syncSeconds``).
+    public var syncSeconds: Double? { settings.syncSeconds }
+    /// The free-space reserve on the take's disk (``Settings/minimumFreeBytes``).
+    public var minimumFreeBytes: Int? { settings.minimumFreeBytes }
+    /// Encoder quality for lossy containers (``Settings/quality``).
+    public var quality: Double? { settings.quality }
+    /// One mono file per input (``Settings/channelFiles``).
+    public var channelFiles: Bool { settings.channelFiles }
+    /// The names of the files with ``channelFiles`` (``Settings/channelPlan``).
+    public var channelPlan: ChannelFilePlan? { settings.channelPlan }
     /// How long the first segment waits for ``channelPlan`` (the ring holds the audio meanwhile).
     public static let channelPlanWait = 5.0
-    /// Write a Broadcast Wave `bext` chunk into WAV and RF64 files (on by default).
-    public var broadcastWave = true
-    /// Write a JSON sidecar beside each segment (`--sidecar`; see the README).
-    public var sidecar = false
-    /// Describes the inputs for the sidecar (ports, pretty-names, connections); called on the
-    /// writer thread when a segment opens.
-    public var describeInputs: (@Sendable () -> [RecorderInput])?
-    /// With a duration ``split``, start each file on a wall-clock multiple of the duration
-    /// (14:00:00, 15:00:00 for `1h`), counted from local midnight (`--align`).
-    public var alignSplits = false
-    /// What starts and stops takes; nil records everything (the default).
-    public var trigger: TakeTrigger?
-    /// Seconds of audio from before each trigger that a triggered take starts with.
-    public var preRollSeconds = 0.0
-    /// Removes the recorder's own old segments after each new one opens (`--keep`).
-    public var retention: SegmentRetention?
+    /// Whether WAV and RF64 files carry a Broadcast Wave `bext` chunk (``Settings/broadcastWave``).
+    public var broadcastWave: Bool { settings.broadcastWave }
+    /// Whether a JSON sidecar is written beside each segment (``Settings/sidecar``).
+    public var sidecar: Bool { settings.sidecar }
+    /// Whether duration splits fall on wall-clock multiples (``Settings/alignSplits``).
+    public var alignSplits: Bool { settings.alignSplits }
+    /// What starts and stops takes; nil records everything (``Settings/trigger``).
+    public var trigger: TakeTrigger? { settings.trigger }
+    /// Seconds of audio a triggered take starts with (``Settings/preRollSeconds``).
+    public var preRollSeconds: Double { settings.preRollSeconds }
+    /// Removes the recorder's own old segments (``Settings/retention``).
+    public var retention: SegmentRetention? { settings.retention }
+    private var describeInputs: (@Sendable () -> [RecorderInput])? { settings.describeInputs }
+    private var onFileEvent: (@Sendable (RecorderFileEvent) -> Void)? { settings.onFileEvent }
 
-    /// Describes a recording with a name ``TakeFiles`` makes, for example an automatic one.
-    public init(
-        name: TakeFiles.TakeName, container: AudioContainer, sampleFormat: SampleFormat = .float32,
-        split: SplitLimit? = nil, overwrite: Bool = false
-    ) {
-        self.container = container
-        self.sampleFormat = sampleFormat
-        self.split = split
-        // Triggered takes are numbered from the first, like split segments.
-        self.takeFiles = TakeFiles(name: name, numbersEveryFile: split != nil, overwrite: overwrite)
+    /// Describes a recording named by `name` (an exact path, or a template or automatic name
+    /// that ``TakeFiles`` fills in) whose takes `settings` shape.
+    public init(name: TakeFiles.TakeName, settings: Settings = Settings()) {
+        self.settings = settings
+        // Split segments and triggered takes are numbered from the first.
+        self.takeFiles = TakeFiles(name: name, numbersEveryFile: settings.numbersEveryFile, overwrite: settings.overwrite)
     }
 
     deinit {
         closeSegment()
         zeros?.deallocate()
-    }
-
-    /// Numbers every file from `-0001` (split or triggered takes); call before the host starts.
-    public func numberEveryFile() {
-        takeFiles = TakeFiles(name: takeFiles.name, numbersEveryFile: true, overwrite: takeFiles.overwrite)
     }
 
     /// Checks the container/sample-format pair, that the directory takes a new file, and that
@@ -364,6 +285,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         timeline = nil
         preRoll?.clear()
         gate?.setRecording(false)
+        takeOpen.store(false, ordering: .relaxed)
     }
 
     // MARK: Takes and segments (worker thread)
@@ -399,6 +321,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
                 startTake(at: position + Int64(offset))
                 gate.setRecording(true)
             }
+            takeOpen.store(gate.recording, ordering: .relaxed)
         }
     }
 

@@ -1,23 +1,6 @@
 import FoundationEssentials
 import Glibc
 
-/// One of a recording's inputs as the sidecar describes it.
-public struct RecorderInput: Sendable, Equatable, Codable {
-    /// The input port's full name, `jackhost:in_1`.
-    public var port: String
-    /// Its JACK metadata pretty-name, if any.
-    public var prettyName: String?
-    /// The ports connected to it when the file opened.
-    public var connections: [String]
-
-    /// Describes an input.
-    public init(port: String, prettyName: String?, connections: [String]) {
-        self.port = port
-        self.prettyName = prettyName
-        self.connections = connections
-    }
-}
-
 /// `--sidecar`: a small JSON file beside each segment (`take.wav.json`) that says when its first
 /// sample was captured, on the wall clock and on JACK's frame clock, what was recorded from
 /// where, and what was lost. It is written when the segment opens and rewritten, complete, when

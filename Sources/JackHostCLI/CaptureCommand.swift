@@ -86,21 +86,48 @@ struct CapturePlan {
         if let text = parsed.value("channels") {
             channels = try ValueParsing.wholeNumber(text, option: "channels", range: 1...JackError.maximumChannelCount)
         }
-        let patterns = try ValueParsing.patterns(parsed)
-        if parsed.has("no-auto-connect") && !patterns.isEmpty {
-            throw UsageError("--connect and --no-auto-connect exclude each other; give one")
-        }
-        connections = parsed.has("no-auto-connect") ? .none : patterns.isEmpty ? .physicalCapture : .patterns(patterns)
+        connections = try Self.connections(parsed)
         if let text = parsed.value("duration") { duration = try ValueParsing.seconds(text, option: "duration") }
         quiet = parsed.has("quiet")
-        if parsed.has("reconnect") && parsed.has("no-reconnect") {
-            throw UsageError("--reconnect and --no-reconnect exclude each other; give one")
-        }
-        reconnect = parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
+        reconnect = try Self.reconnect(parsed, command: command)
         stopOnXrun = parsed.has("stop-on-xrun")
         callbackTime = parsed.has("callback-time")
         http = try LiveViewSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
+        // Each command's own options (below) decide which consumers run.
+        meter = false
+        stream = false
+        try readBufferAndDiskOptions(parsed)
+        switch command {
+        case "record": try readRecordCommand(parsed)
+        case "meter": try readMeterCommand(parsed)
+        case "stream": try readStreamCommand(parsed)
+        default: try readRunCommand(parsed)
+        }
+        if let recordName { try readRecording(recordName, command: command, parsed: parsed) }
+        if stream { try readStream(parsed) }
+        try checkDestinationsDiffer()
+    }
+
+    /// `--connect` patterns, `--no-auto-connect`, or the physical capture ports by default.
+    private static func connections(_ parsed: ParsedArguments) throws -> CaptureHost.Connections {
+        let patterns = try ValueParsing.patterns(parsed)
+        if parsed.has("no-auto-connect") && !patterns.isEmpty {
+            throw UsageError("--connect and --no-auto-connect exclude each other; give one")
+        }
+        return parsed.has("no-auto-connect") ? .none : patterns.isEmpty ? .physicalCapture : .patterns(patterns)
+    }
+
+    /// Whether to reconnect after the server returns: asked for, or by default for `record` and `meter`.
+    private static func reconnect(_ parsed: ParsedArguments, command: String) throws -> Bool {
+        if parsed.has("reconnect") && parsed.has("no-reconnect") {
+            throw UsageError("--reconnect and --no-reconnect exclude each other; give one")
+        }
+        return parsed.has("reconnect") || (!parsed.has("no-reconnect") && (command == "record" || command == "meter"))
+    }
+
+    /// `--max-buffer`, `--sync-interval` and `--min-free`.
+    private mutating func readBufferAndDiskOptions(_ parsed: ParsedArguments) throws {
         if let text = parsed.value("max-buffer") { maxBuffer = try ValueParsing.maxBuffer(text) }
         if let text = parsed.value("sync-interval") {
             syncSeconds = try ValueParsing.number(text, option: "sync-interval", unit: "seconds", range: 0...3600)
@@ -111,153 +138,188 @@ struct CapturePlan {
             }
             minimumFreeBytes = bytes
         }
+    }
 
+    /// `jackhost record [FILE]`: the take's name, and the meter when standard output is a terminal.
+    private mutating func readRecordCommand(_ parsed: ParsedArguments) throws {
         let positionals = parsed.positionals
-        switch command {
-        case "record":
-            if positionals.count > 1 { throw UsageError("unexpected argument \"\(ValueParsing.shown(positionals[1]))\"; record takes one FILE") }
-            let formatName = parsed.value("format")
-            if let path = positionals.first {
-                if path.isEmpty {
-                    throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name")
-                }
-                recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
-            } else {
-                // jack_capture's habit: no name, a new time-stamped one that never collides.
-                let container = try Self.container(path: nil, formatName: formatName)
-                recordName = .automatic(directory: ".", prefix: "jackhost", fileExtension: container.fileExtension)
+        if positionals.count > 1 { throw UsageError("unexpected argument \"\(ValueParsing.shown(positionals[1]))\"; record takes one FILE") }
+        let formatName = parsed.value("format")
+        if let path = positionals.first {
+            if path.isEmpty {
+                throw UsageError("record was given an empty FILE name; name the take, e.g. take.wav, or leave FILE out for an automatic name")
             }
-            meter = parsed.has("meter") || (!parsed.has("no-meter") && isatty(STDOUT_FILENO) == 1 && recordName != .exact("-"))
-            stream = false
-        case "meter":
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost meter`") }
-            meter = true
-            stream = false
-            if let text = parsed.value("interval") {
-                meterInterval = try ValueParsing.number(text, option: "interval", unit: "seconds", range: 0.05...3600)
-            }
-        case "stream":
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost stream`") }
-            meter = false
-            stream = true
-        default:
-            if let extra = positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost run`") }
-            if let path = parsed.value("record") {
-                if path.isEmpty { throw UsageError("--record was given an empty FILE name; name the take, e.g. take.wav") }
-                recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
-            }
-            meter = parsed.has("meter")
-            stream = parsed.has("stream")
-            for text in parsed.values["plugin"] ?? [] {
-                do { plugins.append(try PluginSpecification(parsing: text)) } catch { throw UsageError(error.description) }
-                pluginTexts.append(text)
-            }
-            // A plugin is someone else's code: beside a recording it runs in its own process by
-            // default, where a crash or a hang cannot touch the take.
-            let noConnections = parsed.has("no-auto-connect")
-            if let text = parsed.value("plugin-isolation") {
-                guard let mode = PluginIsolation(rawValue: text) else {
-                    throw UsageError("unknown --plugin-isolation \"\(ValueParsing.shown(text))\"; use process or none")
-                }
-                if mode == .process && noConnections {
-                    throw UsageError(
-                        "--plugin-isolation process needs connections to follow; drop --no-auto-connect, or use --plugin-isolation none")
-                }
-                pluginIsolation = mode
-            } else {
-                pluginIsolation = parsed.values["record"] != nil && !noConnections ? .process : .none
-            }
-            if plugins.isEmpty { pluginIsolation = .none }
-            if let path = parsed.value("results") {
-                if plugins.isEmpty && parsed.value("keep") == nil {
-                    throw UsageError("--results applies to plugins and to --keep; add --plugin PATH or leave it out")
-                }
-                if path.isEmpty { throw UsageError("--results was given an empty FILE name; name it, e.g. results.jsonl") }
-                resultsPath = path
-            }
-            if let text = parsed.value("supervisor-fd") {
-                supervisorDescriptor = Int32(try ValueParsing.wholeNumber(text, option: "supervisor-fd", range: 3...1023))
-            }
-            if !meter && !stream && recordName == nil && plugins.isEmpty {
-                throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
-            }
-            if !stream {
-                for option in ["output", "sample-format", "interleaved"] where parsed.values[option] != nil || parsed.has(option) {
-                    throw UsageError("--\(option) applies to --stream; add --stream or leave it out")
-                }
-            }
-            if recordName == nil {
-                let recordOnly =
-                    ["format", "record-sample-format", "quality", "split", "sync-interval", "min-free"] + HookCommand.Kind.allCases.map(\.option)
-                    + TakeOptions.names
-                for option in recordOnly where parsed.values[option] != nil || parsed.has(option) {
-                    throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
-                }
-            }
+            recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
+        } else {
+            // jack_capture's habit: no name, a new time-stamped one that never collides.
+            let container = try Self.container(path: nil, formatName: formatName)
+            recordName = .automatic(directory: ".", prefix: "jackhost", fileExtension: container.fileExtension)
         }
+        meter = parsed.has("meter") || (!parsed.has("no-meter") && isatty(STDOUT_FILENO) == 1 && recordName != .exact("-"))
+        stream = false
+    }
 
-        if let recordName {
-            let path: String? =
-                switch recordName {
-                case .exact(let exact), .template(let exact): exact
-                case .automatic: nil
-                }
-            container = try Self.container(path: path, formatName: parsed.value("format"))
-            let sampleName = command == "run" ? parsed.value("record-sample-format") : parsed.value("sample-format")
-            if let sampleName {
-                guard let format = SampleFormat(name: sampleName), format != .fixed8_24 else {
-                    throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\" for recording; use f32, s32, s24 or s16")
-                }
-                recordSampleFormat = format
-            } else if container == .flac {
-                recordSampleFormat = .int24
+    /// `jackhost meter`: the meter alone, at its `--interval`.
+    private mutating func readMeterCommand(_ parsed: ParsedArguments) throws {
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost meter`") }
+        meter = true
+        stream = false
+        if let text = parsed.value("interval") {
+            meterInterval = try ValueParsing.number(text, option: "interval", unit: "seconds", range: 0.05...3600)
+        }
+    }
+
+    /// `jackhost stream`: the stream alone.
+    private mutating func readStreamCommand(_ parsed: ParsedArguments) throws {
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost stream`") }
+        meter = false
+        stream = true
+    }
+
+    /// `jackhost run`: any set of consumers (`--record`, `--meter`, `--stream`, `--plugin`), at least one.
+    private mutating func readRunCommand(_ parsed: ParsedArguments) throws {
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost run`") }
+        if let path = parsed.value("record") {
+            if path.isEmpty { throw UsageError("--record was given an empty FILE name; name the take, e.g. take.wav") }
+            recordName = TakeFiles.isTemplate(path) ? .template(path) : .exact(path)
+        }
+        meter = parsed.has("meter")
+        stream = parsed.has("stream")
+        try readPlugins(parsed)
+        if let path = parsed.value("results") {
+            if plugins.isEmpty && parsed.value("keep") == nil {
+                throw UsageError("--results applies to plugins and to --keep; add --plugin PATH or leave it out")
             }
-            if let text = parsed.value("split") {
-                if recordName == .exact("-") { throw UsageError("--split needs a file; standard output cannot be split") }
-                split = try ValueParsing.split(text)
-                if container.isLossy, case .bytes? = split {
-                    throw UsageError(
-                        "--split \(ValueParsing.shown(text)) counts uncompressed bytes; split \(container.rawValue) takes by duration (e.g. 30m, 1h)")
-                }
+            if path.isEmpty { throw UsageError("--results was given an empty FILE name; name it, e.g. results.jsonl") }
+            resultsPath = path
+        }
+        if let text = parsed.value("supervisor-fd") {
+            supervisorDescriptor = Int32(try ValueParsing.wholeNumber(text, option: "supervisor-fd", range: 3...1023))
+        }
+        if !meter && !stream && recordName == nil && plugins.isEmpty {
+            throw UsageError("run needs at least one consumer: --record FILE, --meter, --stream or --plugin PATH")
+        }
+        try refuseOptionsWithoutTheirConsumer(parsed)
+    }
+
+    /// `--plugin` (each parsed, and kept as given) and where the plugins run (`--plugin-isolation`).
+    private mutating func readPlugins(_ parsed: ParsedArguments) throws {
+        for text in parsed.values["plugin"] ?? [] {
+            do { plugins.append(try PluginSpecification(parsing: text)) } catch { throw UsageError(error.description) }
+            pluginTexts.append(text)
+        }
+        // A plugin is someone else's code: beside a recording it runs in its own process by
+        // default, where a crash or a hang cannot touch the take.
+        let noConnections = parsed.has("no-auto-connect")
+        if let text = parsed.value("plugin-isolation") {
+            guard let mode = PluginIsolation(rawValue: text) else {
+                throw UsageError("unknown --plugin-isolation \"\(ValueParsing.shown(text))\"; use process or none")
             }
-            if let text = parsed.value("quality") {
-                guard container.isLossy else {
-                    throw UsageError("--quality applies to ogg, opus and mp3; \(container.rawValue) keeps every sample, so leave it out")
-                }
-                guard let value = ValueParsing.decimal(text), (0...1).contains(value) else {
-                    throw UsageError("--quality \(ValueParsing.shown(text)) is not a number from 0 (smallest file) to 1 (best sound), e.g. 0.6")
-                }
-                quality = value
+            if mode == .process && noConnections {
+                throw UsageError(
+                    "--plugin-isolation process needs connections to follow; drop --no-auto-connect, or use --plugin-isolation none")
             }
-            takeOptions = try TakeOptions(parsed: parsed, name: recordName, split: split)
-            hooks = try Self.hooks(parsed, recordName: recordName, split: split)
-            do {
-                let recorder = Recorder(
-                    name: recordName,
-                    settings: Recorder.Settings(
-                        container: container, sampleFormat: recordSampleFormat, split: split, overwrite: overwrite,
-                        channelFiles: takeOptions.channelFiles,
-                        channelPlan: takeOptions.channelFiles ? ChannelFilePlan(given: takeOptions.channelNames) : nil))
-                try recorder.validate(channels: takeOptions.channelNames?.count ?? channels ?? 2)
-            } catch {
-                throw UsageError(error.description)
+            pluginIsolation = mode
+        } else {
+            pluginIsolation = parsed.values["record"] != nil && !noConnections ? .process : .none
+        }
+        if plugins.isEmpty { pluginIsolation = .none }
+    }
+
+    /// `run`'s stream options need `--stream`, and its recording options need `--record FILE`.
+    private func refuseOptionsWithoutTheirConsumer(_ parsed: ParsedArguments) throws {
+        if !stream {
+            for option in ["output", "sample-format", "interleaved"] where parsed.values[option] != nil || parsed.has(option) {
+                throw UsageError("--\(option) applies to --stream; add --stream or leave it out")
             }
         }
-        if stream {
-            streamPath = parsed.value("output")
-            interleaved = parsed.has("interleaved")
-            if let sampleName = parsed.value("sample-format") {
-                guard let format = SampleFormat(name: sampleName) else {
-                    throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\"; use f32, s32, s24, s16 or 8.24")
-                }
-                streamSampleFormat = format
-            }
-            if let streamPath {
-                if streamPath.isEmpty { throw UsageError("--output was given an empty path; name a FIFO or file, or leave it out for stdout") }
-                do { try StreamWriter.validate(path: streamPath, overwrite: overwrite) } catch { throw UsageError(error.description) }
+        if recordName == nil {
+            let recordOnly =
+                ["format", "record-sample-format", "quality", "split", "sync-interval", "min-free"] + HookCommand.Kind.allCases.map(\.option)
+                + TakeOptions.names
+            for option in recordOnly where parsed.values[option] != nil || parsed.has(option) {
+                throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
             }
         }
-        try checkDestinationsDiffer()
+    }
+
+    /// The recording's container, sample format, split, quality, take options and hooks, and a
+    /// recorder that accepts them.
+    private mutating func readRecording(_ recordName: TakeFiles.TakeName, command: String, parsed: ParsedArguments) throws {
+        let path: String? =
+            switch recordName {
+            case .exact(let exact), .template(let exact): exact
+            case .automatic: nil
+            }
+        container = try Self.container(path: path, formatName: parsed.value("format"))
+        let sampleName = command == "run" ? parsed.value("record-sample-format") : parsed.value("sample-format")
+        if let sampleName {
+            guard let format = SampleFormat(name: sampleName), format != .fixed8_24 else {
+                throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\" for recording; use f32, s32, s24 or s16")
+            }
+            recordSampleFormat = format
+        } else if container == .flac {
+            recordSampleFormat = .int24
+        }
+        try readSplit(parsed, recordName: recordName)
+        try readQuality(parsed)
+        takeOptions = try TakeOptions(parsed: parsed, name: recordName, split: split)
+        hooks = try Self.hooks(parsed, recordName: recordName, split: split)
+        try validateRecorder(recordName)
+    }
+
+    /// `--split`: a file's, and by duration for a lossy container.
+    private mutating func readSplit(_ parsed: ParsedArguments, recordName: TakeFiles.TakeName) throws {
+        guard let text = parsed.value("split") else { return }
+        if recordName == .exact("-") { throw UsageError("--split needs a file; standard output cannot be split") }
+        split = try ValueParsing.split(text)
+        if container.isLossy, case .bytes? = split {
+            throw UsageError(
+                "--split \(ValueParsing.shown(text)) counts uncompressed bytes; split \(container.rawValue) takes by duration (e.g. 30m, 1h)")
+        }
+    }
+
+    /// `--quality`, for a lossy container only.
+    private mutating func readQuality(_ parsed: ParsedArguments) throws {
+        guard let text = parsed.value("quality") else { return }
+        guard container.isLossy else {
+            throw UsageError("--quality applies to ogg, opus and mp3; \(container.rawValue) keeps every sample, so leave it out")
+        }
+        guard let value = ValueParsing.decimal(text), (0...1).contains(value) else {
+            throw UsageError("--quality \(ValueParsing.shown(text)) is not a number from 0 (smallest file) to 1 (best sound), e.g. 0.6")
+        }
+        quality = value
+    }
+
+    /// Asks a recorder of this shape whether it can record the take, before JACK is touched.
+    private func validateRecorder(_ recordName: TakeFiles.TakeName) throws {
+        do {
+            let recorder = Recorder(
+                name: recordName,
+                settings: Recorder.Settings(
+                    container: container, sampleFormat: recordSampleFormat, split: split, overwrite: overwrite,
+                    channelFiles: takeOptions.channelFiles,
+                    channelPlan: takeOptions.channelFiles ? ChannelFilePlan(given: takeOptions.channelNames) : nil))
+            try recorder.validate(channels: takeOptions.channelNames?.count ?? channels ?? 2)
+        } catch {
+            throw UsageError(error.description)
+        }
+    }
+
+    /// The stream's destination, sample format and layout.
+    private mutating func readStream(_ parsed: ParsedArguments) throws {
+        streamPath = parsed.value("output")
+        interleaved = parsed.has("interleaved")
+        if let sampleName = parsed.value("sample-format") {
+            guard let format = SampleFormat(name: sampleName) else {
+                throw UsageError("unknown sample format \"\(ValueParsing.shown(sampleName))\"; use f32, s32, s24, s16 or 8.24")
+            }
+            streamSampleFormat = format
+        }
+        if let streamPath {
+            if streamPath.isEmpty { throw UsageError("--output was given an empty path; name a FIFO or file, or leave it out for stdout") }
+            do { try StreamWriter.validate(path: streamPath, overwrite: overwrite) } catch { throw UsageError(error.description) }
+        }
     }
 
     /// The hooks asked for; each needs a file (not standard output), and `--on-rotate` needs `--split`.

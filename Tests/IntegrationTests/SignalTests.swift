@@ -1,5 +1,6 @@
 import Foundation
 import JackHost
+import JackHostConsumers
 import JackHostTesting
 import XCTest
 
@@ -23,6 +24,17 @@ final class SignalTests: XCTestCase {
 
     override func tearDownWithError() throws {
         try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    private func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
+
+    /// Waits for exit and returns the status and the seconds since `since`.
+    private func exit(
+        of child: RunningJackhost, since: Date, limit: Double = 5,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> (status: Int32, seconds: Double) {
+        let status = child.wait(timeout: limit, file: file, line: line)
+        return (status, Date().timeIntervalSince(since))
     }
 
     /// What jackhost does with a signal (docs/RELIABILITY.md).
@@ -76,6 +88,235 @@ final class SignalTests: XCTestCase {
             let files = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".wav") }
             XCTAssertEqual(files.count, 1, "one take: \(files) \(child.stderr)")
             print("SignalTests: SIGUSR1 sent as soon as the handler existed, before the server connection: \(files.count) take")
+        }
+    }
+
+    // MARK: SIGINT, SIGTERM and SIGKILL finalise the take
+
+    func testSigintFinalisesTheFile() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let path = workDirectory.appendingPathComponent("interrupted.wav").path
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
+            usleep(1_500_000)
+            child.signal(SIGINT)
+            XCTAssertEqual(child.wait(), 0, child.stderr)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path))
+            XCTAssertGreaterThan(header.frames, 48000)
+            let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            XCTAssertEqual(reported, header.frames, "the report and the header agree: \(child.stdout)")
+            XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
+            reliabilityFigures("SIGINT mid-take", "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
+        }
+    }
+
+    /// SIGTERM finalises like SIGINT; a second SIGINT while finalising changes nothing.
+    func testSigtermAndARepeatedSigintFinaliseTheFile() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            for signals in [[SIGTERM], [SIGINT, SIGINT, SIGINT]] {
+                let path = workDirectory.appendingPathComponent("signal-\(signals.count).wav").path
+                let child = try JackhostBinary.start(
+                    ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                    directory: workDirectory)
+                XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: path) }, child.stderr)
+                usleep(1_000_000)
+                for signal in signals { child.signal(signal) }
+                XCTAssertEqual(child.wait(), 0, child.stderr)
+                let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path))
+                let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+                XCTAssertEqual(reported, header.frames)
+                XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
+                reliabilityFigures(
+                    signals.count == 1 ? "SIGTERM mid-take" : "3 x SIGINT mid-take",
+                    "exit 0; header \(header.frames) frames = reported \(reported ?? -1); bit-exact")
+            }
+        }
+    }
+
+    func testSigkillLeavesAReadableFileMissingAtMostOneSecond() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let path = workDirectory.appendingPathComponent("killed.wav").path
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { generator.client.portExists("jackhost:in_2") }, child.stderr)
+            let started = Date()
+            usleep(3_000_000)
+            child.signal(SIGKILL)
+            let elapsed = Date().timeIntervalSince(started)
+            _ = child.wait()
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "sndfile-info cannot read the killed take")
+            XCTAssertGreaterThanOrEqual(Double(header.frames), (elapsed - 1.0) * 48000, "lost more than 1 s")
+            let sox = try AudioFileCheck.readWithSox(path, channels: 2)
+            XCTAssertEqual(sox.first?.count, header.frames)
+            XCTAssertNil(SequenceCheck.verify(sox).firstMismatch)
+            reliabilityFigures(
+                "SIGKILL mid-take",
+                String(
+                    format: "killed after %.2f s; sndfile-info and sox read %d frames (%.2f s); lost at most %.2f s", elapsed, header.frames,
+                    Double(header.frames) / 48000, elapsed - Double(header.frames) / 48000))
+        }
+    }
+
+    // MARK: Every waiting state ends within a second of a signal
+
+    /// Waiting for a FIFO's reader: before, open(2) blocked and SA_RESTART restarted it, so
+    /// only SIGKILL ended jackhost.
+    func testSignalsEndTheWaitForAFIFOReader() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            for signal in [SIGTERM, SIGINT, SIGHUP] {
+                let fifo = path("fifo-\(signal)")
+                XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+                let child = try JackhostBinary.start(["stream", "-s", server.name, "-o", fifo], directory: workDirectory)
+                usleep(700_000)
+                XCTAssertTrue(child.process.isRunning, "waiting for a reader: \(child.stderr)")
+                let sent = Date()
+                child.signal(signal)
+                let ended = exit(of: child, since: sent)
+                XCTAssertEqual(ended.status, 0, child.stderr)
+                XCTAssertLessThan(ended.seconds, 1, "signal \(signal) while waiting for a FIFO reader")
+                XCTAssertTrue(child.stderr.contains("stopped while waiting for a reader"), child.stderr)
+                reliabilityFigures("signal \(signal) while waiting for a FIFO reader", "exit 0 after \(ended.seconds.formatted(places: 3)) s")
+            }
+        }
+    }
+
+    /// SIGHUP (an ssh session that drops) finalises the take, as SIGINT does; SIGUSR1 prints
+    /// progress and the take goes on. Before, both killed jackhost with the header unwritten.
+    func testHangupFinalisesTheTakeAndUser1PrintsProgress() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let take = path("hangup.wav")
+            let child = try JackhostBinary.start(
+                ["record", take, "-s", server.name, "--connect", "jhgen:out_.*", "--no-meter"],
+                directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
+            usleep(700_000)
+            child.signal(SIGUSR1)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 3) { child.stderr.contains("status: ") }, child.stderr)
+            XCTAssertTrue(child.process.isRunning, "SIGUSR1 does not stop the take")
+            usleep(500_000)
+            let sent = Date()
+            child.signal(SIGHUP)
+            let ended = exit(of: child, since: sent)
+            XCTAssertEqual(ended.status, 0, child.stderr)
+            XCTAssertLessThan(ended.seconds, 1)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
+            let reported = child.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            XCTAssertEqual(header.frames, reported, "the header holds every frame reported: \(child.stdout)")
+            XCTAssertGreaterThan(header.frames, 48000)
+            XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures(
+                "SIGHUP mid-take (SIGUSR1 before it)",
+                "progress line printed, take went on; exit 0 after \(ended.seconds.formatted(places: 3)) s; header \(header.frames) frames = reported; bit-exact"
+            )
+        }
+    }
+
+    /// Waiting for a lost server to return (--reconnect): SIGINT ends it within a second and
+    /// the take recorded before the loss stays valid.
+    func testSignalWhileWaitingForTheServerToReturn() throws {
+        try JACKFixture.serialized {
+            let name = PrivateJACKServer.uniqueName(prefix: "jhtest-wait")
+            let server = PrivateJACKServer(name: name, captureChannels: 2, synchronous: true)
+            try server.start()
+            defer {
+                server.stop()
+                // The crash below leaves the server's registry slot behind.
+                PrivateJACKServer.reclaimRegistrySlot(name: name)
+            }
+            let generator = try TestSignalSource(name: "jhgen", server: name, channels: 2, signal: .sequence)
+            let take = path("lost.wav")
+            let child = try JackhostBinary.start(
+                ["record", take, "-s", name, "--connect", "jhgen:out_.*", "--reconnect", "--no-meter"],
+                directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
+            usleep(800_000)
+            server.crash()
+            generator.abandon()
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { child.stderr.contains("waiting for it to return") }, child.stderr)
+            usleep(500_000)
+            let sent = Date()
+            child.signal(SIGINT)
+            let ended = exit(of: child, since: sent)
+            XCTAssertEqual(ended.status, 0, child.stderr)
+            XCTAssertLessThan(ended.seconds, 1, "SIGINT while waiting for the server")
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
+            XCTAssertGreaterThan(header.frames, 24000)
+            XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures(
+                "SIGINT while waiting for a lost server",
+                "exit 0 after \(ended.seconds.formatted(places: 3)) s; the take before the loss holds \(header.frames) frames, bit-exact")
+        }
+    }
+
+    /// A deferred plugin that needs 100 ms per 5.3 ms block. Before, exit waited for its ring to
+    /// drain (40 s for a 3 s take) and ignored SIGINT; now a signal ends the run within a second,
+    /// the recording is finalised, and what the slow consumer never got is reported by name.
+    func testSlowConsumerCannotHoldTheExitHostage() throws {
+        let plugin = try SlowPlugin.build(in: workDirectory)
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+
+            // 1. SIGINT while it runs.
+            let take = path("slow.wav")
+            let child = try JackhostBinary.start(
+                [
+                    // In jackhost's own process: its drain limit is what this checks. (Isolated,
+                    // the plugin's process has the same limit; see PluginIsolationTests.)
+                    "run", "--record", take, "--plugin", plugin, "--plugin-isolation", "none", "-s", server.name,
+                    "--connect", "jhgen:out_.*",
+                ], directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil { FileManager.default.fileExists(atPath: take) }, child.stderr)
+            usleep(1_500_000)
+            var sent = Date()
+            child.signal(SIGINT)
+            var ended = exit(of: child, since: sent)
+            XCTAssertLessThan(ended.seconds, 1, "SIGINT with a slow consumer: \(child.stderr)")
+            XCTAssertEqual(ended.status, 1, "frames a consumer never received make it a failure: \(child.stderr)")
+            XCTAssertTrue(child.stderr.contains("still queued for consumer \"SlowPlugin\""), child.stderr)
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(take))
+            XCTAssertGreaterThan(header.frames, 48000, "the recorder's own take is complete and finalised")
+            XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(take, channels: 2)).firstMismatch)
+            reliabilityFigures(
+                "SIGINT with a deferred plugin 19x slower than real time",
+                "exit 1 after \(ended.seconds.formatted(places: 3)) s; the recorder's take \(header.frames) frames, bit-exact; \(child.stderr.split(separator: "\n").first { $0.contains("gave up") } ?? "")"
+            )
+
+            // 2. --duration ends: the drain gets 5 s, then what is left is given up and reported.
+            let started = Date()
+            let timed = try JackhostBinary.run(["run", "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1"])
+            let seconds = Date().timeIntervalSince(started)
+            XCTAssertEqual(timed.status, 1, timed.stderr)
+            XCTAssertLessThan(seconds, 9, "a 1 s take with a slow consumer ends after its 5 s drain limit")
+            let abandoned = timed.stderr.components(separatedBy: "gave up ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
+            XCTAssertGreaterThan(abandoned ?? 0, 20_000, timed.stderr)
+            reliabilityFigures(
+                "1 s take with the same plugin",
+                "exit 1 after \(seconds.formatted(places: 2)) s (drain limit 5 s); \(abandoned ?? -1) frames given up, reported by consumer")
+
+            // 3. A second signal during that drain ends it at once.
+            let drained = try JackhostBinary.start(
+                ["run", "--plugin", plugin, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "1"],
+                directory: workDirectory)
+            usleep(2_500_000)  // the 1 s take is over; the drain is under way
+            XCTAssertTrue(drained.process.isRunning)
+            sent = Date()
+            drained.signal(SIGTERM)
+            ended = exit(of: drained, since: sent)
+            XCTAssertLessThan(ended.seconds, 1, "a signal during the drain: \(drained.stderr)")
+            XCTAssertTrue(drained.stderr.contains("gave up"), drained.stderr)
+            reliabilityFigures("SIGTERM during that drain", "exit after \(ended.seconds.formatted(places: 3)) s")
         }
     }
 

@@ -138,3 +138,10 @@ enum AudioFileCheck {
         return (0..<channels).map { c in (0..<frames).map { Float(Double(values[$0 * channels + c]) / 2_147_483_648) } }
     }
 }
+
+extension JackhostBinary {
+    /// Starts jackhost with `directory` as its working directory (for automatic names).
+    static func startIn(_ directory: URL, _ arguments: [String]) throws -> RunningJackhost {
+        try RunningJackhost(arguments: arguments, directory: directory, workingDirectory: directory)
+    }
+}

@@ -1,12 +1,16 @@
 import Foundation
-import JackHost
+import JackHostConsumers
 import JackHostTesting
+import Synchronization
 import XCTest
 
+@testable import JackHost
+
 /// The durability policy and the disk's limits: data and header reach stable storage every
-/// `--sync-interval` seconds of audio, the remaining recording time is announced, and
-/// `--min-free` ends a take cleanly before the disk is full.
-final class DurabilityTests: XCTestCase {
+/// `--sync-interval` seconds of audio, the remaining recording time is announced, `--min-free`
+/// ends a take cleanly before the disk is full, and a disk that fills up mid-take (or /dev/full)
+/// stops only the recorder.
+final class StorageTests: XCTestCase {
     var workDirectory: URL!
 
     override func setUpWithError() throws {
@@ -92,6 +96,54 @@ final class DurabilityTests: XCTestCase {
             reliabilityFigures(
                 "--min-free 2M on a 3 MiB disk",
                 "exit 1; valid take of \(header.frames) frames; \(free) bytes still free; the remaining time was announced")
+        }
+    }
+
+    /// A disk that fills up mid-take: the recorder stops with the OS error, the file stays valid
+    /// with every frame written before the failure, the meter runs on, exit status 1.
+    func testDiskFillingUpMidTake() throws {
+        let mountPoint = workDirectory.appendingPathComponent("tiny").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try JACKFixture.run("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
+        guard mount.status == 0 else {
+            print("SKIPPED LOUDLY: cannot mount a 1 MiB tmpfs here (needs root): \(mount.stderr)")
+            throw XCTSkip("cannot mount a tmpfs: \(mount.stderr)")
+        }
+        defer { _ = try? JACKFixture.run("umount", [mountPoint]) }
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let path = mountPoint + "/full.wav"
+            let result = try JackhostBinary.run([
+                "run", "--record", path, "--meter", "-s", server.name,
+                "--connect", "jhgen:out_.*", "-d", "5",
+            ])
+            XCTAssertEqual(result.status, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
+            XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end")
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path), "the partial take is readable")
+            let reported = result.stdout.components(separatedBy: "recorded ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
+            XCTAssertEqual(reported, header.frames, "header and report agree")
+            XCTAssertGreaterThan(header.frames, 100_000, "about 1 MiB of float stereo")
+            XCTAssertNil(SequenceCheck.verify(try AudioFileCheck.readWithSox(path, channels: 2)).firstMismatch)
+            reliabilityFigures(
+                "1 MiB tmpfs fills mid-take",
+                "exit 1; file readable with \(header.frames) frames = reported; bit-exact up to the failure; meter ran the full 5 s")
+        }
+    }
+
+    /// A full disk stops the recorder with the OS error; the meter keeps running; exit status 1.
+    func testFullDiskStopsOnlyTheRecorder() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let result = try JackhostBinary.run(["run", "--record", "/dev/full", "-f", "wav", "--meter", "-s", server.name, "-d", "1"])
+            XCTAssertEqual(result.status, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("no space left on device"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("System error"), "libsndfile's raw text stays out: \(result.stderr)")
+            XCTAssertTrue(result.stdout.contains("channel  peak_dBFS"), "the meter ran to the end: \(result.stdout)")
+            reliabilityFigures(
+                "record to /dev/full",
+                "exit 1; \(result.stderr.split(separator: "\n").first { $0.contains("no space") } ?? ""); meter summary printed")
         }
     }
 }

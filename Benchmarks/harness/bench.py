@@ -87,6 +87,7 @@ class Bench:
         self.rows = []        # table rows
         self.details = []     # markdown sections with supporting data
         self.freewheel_times = []
+        self.callback_fair_ratio = None   # case 2: jackhost's p99 over cfair's, for --check-ratio
         self.crashes = {}           # peer -> crashed freewheel runs (retried)   # (tag, command, seconds) of every freewheel run, for the record
         self.started = time.monotonic()
         # Freewheel recordings go to RAM (tmpfs), so that both recorders are measured, not the disk.
@@ -485,20 +486,29 @@ def case_callback(b: Bench):
     seconds = 1.0 if b.quick else 4.0
     b.log("case 2: callback time, 64 ch x 64 frames, real time")
     server = b.start_server(64, 64)
-    results = {"jackhost": [], "cmeter": []}
+    results = {"jackhost": [], "cmeter": [], "cfair": []}
+    dropped = []   # cfair's dropped frames per run (ring full), which would make its callback cheaper
     try:
         for r in range(rounds):
-            for peer in b.alternate(r, ["jackhost", "cmeter"]):
+            for peer in b.alternate(r, ["jackhost", "cmeter", "cfair"]):
                 if peer == "jackhost":
                     wav = b.work / "callback.wav"
                     cmd = b.jackhost("run", "--meter", "--record", wav, "--overwrite", "--stream", "-o", "/dev/null", "--callback-time",
                                      "-s", server[0], "-n", "jhb_cb", "-c", "64", "--duration", f"{seconds:g}")
                     code, out, err = b.run_client(cmd, b.jackhost_env(), seconds + 30, f"cb-jackhost-{r}")
                     wav.unlink(missing_ok=True)
-                else:
+                elif peer == "cmeter":
                     cmd = [b.args.cmeter, "-s", server[0], "-n", "jhb_ccb", "-c", "64", "--frames",
                            str(int(seconds * RATE)), "--callback-time"]
                     code, out, err = b.run_client(cmd, b.env, seconds + 30, f"cb-cmeter-{r}")
+                else:
+                    raw = b.work / "callback-cfair.raw"   # beside jackhost's WAV: the same disk
+                    cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_cfcb", "-c", "64", "--frames",
+                           str(int(seconds * RATE)), "--record", raw, "--stream", "/dev/null", "--callback-time"]
+                    code, out, err = b.run_client(cmd, b.env, seconds + 30, f"cb-cfair-{r}")
+                    raw.unlink(missing_ok=True)
+                    m = re.search(r"dropped=(\d+)", out)
+                    dropped.append(int(m.group(1)) if m else None)
                 parsed = parse_callback(err) if code == 0 else None
                 if parsed is None:
                     b.log(f"  callback {peer} round {r}: exit {code}: {err.strip()[-300:]}")
@@ -511,6 +521,7 @@ def case_callback(b: Bench):
     p99 = med("jackhost", "p99")
     limit = 0.05 * period
     c99 = med("cmeter", "p99")
+    f99 = med("cfair", "p99")
     b.row("2. Callback time, 64 ch x 64 fr, meter+record+stream", "p99 / period",
           f"p50 {fmt(med('jackhost', 'p50'))} p99 {fmt(p99)} max {fmt(med('jackhost', 'max'))} us",
           f"C p50 {fmt(med('cmeter', 'p50'))} p99 {fmt(c99)} max {fmt(med('cmeter', 'max'))} us",
@@ -518,11 +529,24 @@ def case_callback(b: Bench):
     if p99 is not None and c99:
         b.row("2. Callback time, 64 ch x 64 fr, meter+record+stream", "p99 vs C meter-only p99",
               f"{fmt(p99)} us", f"C {fmt(c99)} us", f"{p99 / c99:.2f}", "(info)", "-")
+    # The fair peer does the same real-time work (meter, a ring copy for the recorder, another for the
+    # stream), so this ratio is the one that tells a regression from new work. Target: issue 25, item 3.
+    b.callback_fair_ratio = p99 / f99 if p99 is not None and f99 else None
+    b.row("2. Callback time, 64 ch x 64 fr, meter+record+stream", "p99 vs fair C p99 (same work)",
+          f"p50 {fmt(med('jackhost', 'p50'))} p99 {fmt(p99)} us",
+          f"C fair p50 {fmt(med('cfair', 'p50'))} p99 {fmt(f99)} max {fmt(med('cfair', 'max'))} us",
+          f"{b.callback_fair_ratio:.2f}" if b.callback_fair_ratio is not None else "n/a", "<= 1.1",
+          "PASS" if b.callback_fair_ratio is not None and b.callback_fair_ratio <= 1.1 else "FAIL")
     lines = ["### 2. Time inside the process callback\n",
              f"64 inputs, 64 frames at 48 kHz (period {period:.0f} us), real time (not freewheel), {seconds:g} s per run, "
              f"{rounds} rounds. jackhost: `run --meter --record F --stream -o /dev/null --callback-time`. cmeter: the "
-             "meter only, timed the same way (jack_get_time at entry and exit, microsecond buckets). Medians of the "
-             "per-run percentiles; worst max over all runs in the last column.\n",
+             "meter only. cfair (Benchmarks/peers/cfair.c): the same real-time work as jackhost in plain C -- peak and "
+             "sum of squares of every input, every input copied into a lock-free ring drained by a thread that writes "
+             "raw float to a file beside jackhost's WAV, and copied again into a second ring drained by a thread that "
+             "writes to /dev/null; its writers poll once a period, as jackhost's do. All three are timed the same way "
+             "(jack_get_time at entry and exit, microsecond buckets). Medians of the per-run percentiles; worst max "
+             "over all runs in the last column. "
+             f"cfair's dropped frames (ring full) per run: {', '.join('n/a' if d is None else str(d) for d in dropped)}.\n",
              "| peer | p50 per round (us) | p99 per round | max per round | worst max |", "|---|---|---|---|---|"]
     for peer in results:
         vals = results[peer]
@@ -1357,12 +1381,15 @@ def main():
     parser.add_argument("--jackhost-rtsan", default="")
     parser.add_argument("--cmeter", required=True)
     parser.add_argument("--cmeter-rtsan", default="")
+    parser.add_argument("--cfair", required=True, help="cfair, the C peer doing jackhost's real-time work, for case 2")
     parser.add_argument("--pymeter", required=True)
     parser.add_argument("--kernel-bench", required=True)
     parser.add_argument("--close-shim", required=True)
     parser.add_argument("--stall-shim", required=True, help="stall_write_shim.so, for case 5c's stalling disk")
     parser.add_argument("--cycle-shim", required=True, help="cycle_clock_shim.so, for case 1's steady-state rate")
     parser.add_argument("--cpeak", default="", help="libCPeak.so (scripts/build-examples), for case 8's plugin")
+    parser.add_argument("--check-ratio", type=float, default=None,
+                        help="exit 1 when case 2's callback p99 is over this many times the fair C peer's (or not measured)")
     args = parser.parse_args()
     Path(args.shm).mkdir(parents=True, exist_ok=True)
     args.rounds = 3 if args.quick else 5
@@ -1388,6 +1415,17 @@ def main():
     table = write_report(b, Path(args.output), elapsed)
     print("\n".join(table))
     print(f"\nbench: wrote {args.output} ({elapsed:.0f} s)")
+    if args.check_ratio is not None:
+        ratio = b.callback_fair_ratio
+        if ratio is None:
+            print(f"bench: --check-ratio {args.check_ratio:g}: case 2's callback p99 against the fair C peer was not "
+                  "measured (run the callback case)", file=sys.stderr)
+            sys.exit(1)
+        verdict = "within" if ratio <= args.check_ratio else "over"
+        print(f"bench: --check-ratio {args.check_ratio:g}: jackhost's callback p99 is {ratio:.2f} x the fair C peer's, "
+              f"{verdict} the limit", file=sys.stderr)
+        if ratio > args.check_ratio:
+            sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 public struct AudioSessionInfo: Sendable, Equatable, Codable {
     /// The server's sample rate in Hz.
     public var sampleRate: Double
-    /// The period size in frames (one process cycle).
-    public var bufferFrames: Int
-    /// The period as a duration in seconds: `bufferFrames / sampleRate`.
+    /// The buffer size: frames per process cycle (JACK's word, `jack_get_buffer_size`; jackd's
+    /// `-p`, "frames per period"). Encoded as `bufferFrames`, the published key of `info --json`.
+    public var bufferSize: Int
+    /// The buffer size as a duration in seconds, `bufferSize / sampleRate`: `AVAudioSession`'s name.
     public var ioBufferDuration: Double
     /// The number of physical audio capture ports the server reports.
     public var inputNumberOfChannels: Int
@@ -14,17 +15,22 @@ public struct AudioSessionInfo: Sendable, Equatable, Codable {
     /// The full names of the physical capture ports, in order.
     public var capturePorts: [String]
 
+    private enum CodingKeys: String, CodingKey {
+        case sampleRate, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts
+        case bufferSize = "bufferFrames"
+    }
+
     /// The capture latency in seconds.
     public var inputLatency: Double { sampleRate > 0 ? Double(inputLatencyFrames) / sampleRate : 0 }
 
     /// Creates session information from explicit values (tests, the plugin test driver).
     public init(
-        sampleRate: Double, bufferFrames: Int, inputNumberOfChannels: Int,
+        sampleRate: Double, bufferSize: Int, inputNumberOfChannels: Int,
         inputLatencyFrames: Int = 0, capturePorts: [String] = []
     ) {
         self.sampleRate = sampleRate
-        self.bufferFrames = bufferFrames
-        self.ioBufferDuration = sampleRate > 0 ? Double(bufferFrames) / sampleRate : 0
+        self.bufferSize = bufferSize
+        self.ioBufferDuration = sampleRate > 0 ? Double(bufferSize) / sampleRate : 0
         self.inputNumberOfChannels = inputNumberOfChannels
         self.inputLatencyFrames = inputLatencyFrames
         self.capturePorts = capturePorts
@@ -35,7 +41,7 @@ public struct AudioSessionInfo: Sendable, Equatable, Codable {
         let ports = client.physicalCapturePorts()
         let latency = ports.compactMap { client.captureLatencyRange(ofPortNamed: $0)?.upperBound }.max() ?? 0
         self.init(
-            sampleRate: Double(client.sampleRate), bufferFrames: client.bufferSize,
+            sampleRate: Double(client.sampleRate), bufferSize: client.bufferSize,
             inputNumberOfChannels: ports.count, inputLatencyFrames: latency, capturePorts: ports)
     }
 

@@ -60,7 +60,7 @@ final class CaptureEngine: @unchecked Sendable {
     let serverLost = Atomic<Bool>(false)
     /// Whether the server is freewheeling.
     let freewheeling = Atomic<Bool>(false)
-    /// The server's period, updated by the buffer-size callback.
+    /// The server's buffer size in frames, updated by the buffer-size callback.
     let bufferSize: Atomic<Int>
     /// The server's sample rate, updated by the sample-rate callback.
     let sampleRate: Atomic<Int>

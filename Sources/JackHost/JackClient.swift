@@ -158,7 +158,7 @@ public final class JackClient: @unchecked Sendable {
     /// The server's sample rate in Hz. The corresponding C function is `jack_get_sample_rate`.
     public var sampleRate: Int { ifOpen(0) { Int(jack_get_sample_rate($0)) } }
 
-    /// The current period in frames. The corresponding C function is `jack_get_buffer_size`.
+    /// The buffer size: frames per process cycle. The corresponding C function is `jack_get_buffer_size`.
     public var bufferSize: Int { ifOpen(0) { Int(jack_get_buffer_size($0)) } }
 
     /// The DSP load the server reports, in percent. The corresponding C function is `jack_cpu_load`.

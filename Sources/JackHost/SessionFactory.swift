@@ -52,11 +52,11 @@ struct SessionFactory: @unchecked Sendable {
     func makeRunners(session: AudioSessionInfo, channels: Int) -> [DeferredConsumerRunner] {
         // Poll once a period, clamped to 1 ms ... 10 ms: the rings hold at least half a second,
         // so a period's latency costs nothing, and each poll is a wake-up the machine pays for.
-        let period = Double(session.bufferFrames) / max(session.sampleRate, 1)
+        let period = Double(session.bufferSize) / max(session.sampleRate, 1)
         let poll = UInt32(min(max(period, 0.001), 0.010) * 1_000_000)
         return consumers.responsiveDeferred.map { index, entry in
             let seconds = entry.ringSeconds ?? (entry.maximumBuffer == nil ? configuration.deferredRingSeconds : 0.5)
-            let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferFrames, 1024))
+            let frames = max(Int(seconds * session.sampleRate), 8 * max(session.bufferSize, 1024))
             return DeferredConsumerRunner(
                 consumer: entry.consumer, index: index, channelCount: channels, ringFrames: frames,
                 minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll,

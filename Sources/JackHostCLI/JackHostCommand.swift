@@ -111,7 +111,7 @@ enum InfoCommand {
             print(
                 """
                 sample rate:       \(Int(session.sampleRate)) Hz
-                buffer:            \(session.bufferFrames) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
+                buffer:            \(session.bufferSize) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
                 input channels:    \(session.inputNumberOfChannels)
                 input latency:     \(session.inputLatencyFrames) frames (\((session.inputLatency * 1000).formatted(places: 2)) ms)
                 capture ports:     \(session.capturePorts.joined(separator: " "))

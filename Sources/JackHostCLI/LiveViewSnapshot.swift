@@ -74,7 +74,7 @@ final class LiveViewSnapshotBuilder {
             return "{\"port\":\(string(port)),\"label\":\(string(sourceLabel ?? label ?? port)),\"connections\":["
                 + sources.map(string).joined(separator: ",") + "]}"
         }
-        return "{\"server\":\(string(serverName ?? "default")),\"rate\":\(Int(session.sampleRate)),\"period\":\(session.bufferFrames),"
+        return "{\"server\":\(string(serverName ?? "default")),\"rate\":\(Int(session.sampleRate)),\"period\":\(session.bufferSize),"
             + "\"latency\":\(session.inputLatencyFrames),\"inputs\":[\(inputs.joined(separator: ","))]}"
     }
 

@@ -14,8 +14,8 @@ public final class PrivateJACKServer: @unchecked Sendable {
     public let name: String
     /// The dummy backend's sample rate.
     public let sampleRate: Int
-    /// The period in frames.
-    public let bufferFrames: Int
+    /// The buffer size in frames (jackd's `-p`).
+    public let bufferSize: Int
     /// The number of physical capture ports (`-C`), the reported channel count.
     public let captureChannels: Int
     /// The number of physical playback ports (`-P`).
@@ -36,14 +36,14 @@ public final class PrivateJACKServer: @unchecked Sendable {
     /// Describes a server; nothing runs until ``start(timeout:)``.
     public init(
         name: String = PrivateJACKServer.uniqueName(prefix: "jackhost"), sampleRate: Int = 48000,
-        bufferFrames: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
+        bufferSize: Int = 256, captureChannels: Int = 4, playbackChannels: Int = 2,
         synchronous: Bool = false, realtime: Bool = false
     ) {
         self.synchronous = synchronous
         self.realtime = realtime
         self.name = name
         self.sampleRate = sampleRate
-        self.bufferFrames = bufferFrames
+        self.bufferSize = bufferSize
         self.captureChannels = captureChannels
         self.playbackChannels = playbackChannels
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).jackd.log")
@@ -85,7 +85,7 @@ public final class PrivateJACKServer: @unchecked Sendable {
         let jackdArguments =
             ["-n", name] + (realtime ? ["-R", "-P", "70"] : ["--no-realtime"]) + (synchronous ? ["-S"] : []) + [
                 "-d", "dummy", "-r", String(sampleRate),
-                "-p", String(bufferFrames), "-C", String(captureChannels), "-P", String(playbackChannels),
+                "-p", String(bufferSize), "-C", String(captureChannels), "-P", String(playbackChannels),
             ]
         var executable = jackd
         var arguments = jackdArguments

@@ -90,7 +90,7 @@ public final class TestSignalSource: @unchecked Sendable {
     /// Unlike a later `jack_frames_to_time`, xruns since then do not move it. Nil when that cycle
     /// was not played, or is more than 16384 cycles old.
     public func microseconds(atFrameTime frameTime: UInt32) -> UInt64? {
-        state.microseconds(atFrameTime: frameTime, bufferFrames: UInt32(clamping: client.bufferSize))
+        state.microseconds(atFrameTime: frameTime, bufferSize: UInt32(clamping: client.bufferSize))
     }
 
     /// Connects output i to `destinations[i]`.
@@ -158,12 +158,12 @@ final class SignalState: @unchecked Sendable {
     /// When frame `frameTime` was played, on JACK's microsecond clock, from the logged start of
     /// the cycle that held it (plus its offset in that cycle at the nominal rate); nil when that
     /// cycle is not in the log (not played yet, or more than ``cycleLogCapacity`` cycles ago).
-    func microseconds(atFrameTime frameTime: UInt32, bufferFrames: UInt32) -> UInt64? {
+    func microseconds(atFrameTime frameTime: UInt32, bufferSize: UInt32) -> UInt64? {
         let logged = cyclesLogged.load(ordering: .acquiring)
         for index in stride(from: logged - 1, through: max(0, logged - cycleLogCapacity), by: -1) {
             let slot = index % cycleLogCapacity
             let offset = frameTime &- cycleFrames[slot]
-            if offset < bufferFrames {
+            if offset < bufferSize {
                 return cycleMicroseconds[slot] + UInt64((Double(offset) * 1e6 / sampleRate).rounded())
             }
         }

@@ -33,7 +33,7 @@ final class BroadcastWaveTests: XCTestCase {
     /// (the generator's frame time of the first sample, turned into time by `jack_frames_to_time`)
     /// within one period. The sidecar carries the same frame time and time reference.
     func testBroadcastWaveTimeReferenceMatchesTheCycleTimeWithinOnePeriod() throws {
-        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 256) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferSize: 256) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             for name in ["take.wav", "take.rf64", "take.w64"] {

@@ -28,7 +28,7 @@ final class LongTakeCountingTests: XCTestCase {
 
     func testCountsStayExactPastTwoToTheThirtyTwoFrames() throws {
         let limit = (1 << 32) + 48_000 + 123  // a little past the wrap, and not a multiple of the period
-        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 8192) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferSize: 8192) { server in
             let deferred = FrameCounter()
             let realtime = RealtimeCounter()
             let host = CaptureHost(configuration: .init(serverName: server.name, frameLimit: limit))

@@ -107,7 +107,7 @@ final class PluginIsolationTests: XCTestCase {
     private func recordBeside(
         plugin: String, options: String, seconds: Int, extra: [String] = [], file: StaticString = #filePath, line: UInt = #line
     ) throws -> Outcome {
-        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 1024, synchronous: false, realtime: true) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferSize: 1024, synchronous: false, realtime: true) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("take-\(UUID().uuidString.prefix(6)).wav").path
@@ -263,7 +263,7 @@ final class PluginIsolationTests: XCTestCase {
     /// or so, with the take finalised and bit-exact.
     func testSIGINTEndsAnIsolatedSlowPluginQuickly() throws {
         let plugin = try SlowPlugin.build(in: workDirectory)
-        try JACKFixture.withServer(captureChannels: 2, bufferFrames: 1024, synchronous: false, realtime: true) { server in
+        try JACKFixture.withServer(captureChannels: 2, bufferSize: 1024, synchronous: false, realtime: true) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("slow.wav").path

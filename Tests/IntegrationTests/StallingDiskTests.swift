@@ -42,7 +42,7 @@ final class StallingDiskTests: XCTestCase {
     /// (`--duration` is wall-clock-true, exit 1), and then the file must hold what arrived.
     private func recordThroughStall(channels: Int, seconds: Int, stallSeconds: Int) throws -> (frames: Int, report: String) {
         let shim = try buildShim()
-        return try JACKFixture.withServer(captureChannels: 2, bufferFrames: 64, synchronous: true, realtime: true) { server in
+        return try JACKFixture.withServer(captureChannels: 2, bufferSize: 64, synchronous: true, realtime: true) { server in
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: channels, signal: .sequence)
             defer { generator.stop() }
             let take = workDirectory.appendingPathComponent("stalled.wav").path

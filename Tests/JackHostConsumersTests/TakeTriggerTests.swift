@@ -106,7 +106,7 @@ final class TakeTriggerTests: XCTestCase {
         let anchor = timeline.anchorPosition
         // The frame counter wraps; positions do not.
         XCTAssertEqual(timeline.position(ofFrameTime: 100, earliest: 0), anchor + 200)
-        let boundary = timeline.nextBoundary(atOrAfter: anchor + 1, periodFrames: 3600 * 48000)
+        let boundary = timeline.nextBoundary(atOrAfter: anchor + 1, splitFrames: 3600 * 48000)
         XCTAssertEqual(timeline.timeReference(at: boundary), 15 * 3600 * 48000, "15:00:00")
         XCTAssertEqual(boundary - anchor, 12000, "a quarter second after the anchor")
         XCTAssertEqual(timeline.wallClock(at: boundary), day + 15 * 3600, accuracy: 1e-6)

@@ -14,7 +14,7 @@ final class StreamFormatTests: XCTestCase {
     }
 
     func testSessionInfoDerivesDurations() {
-        let session = AudioSessionInfo(sampleRate: 48000, bufferFrames: 256, inputNumberOfChannels: 2, inputLatencyFrames: 480)
+        let session = AudioSessionInfo(sampleRate: 48000, bufferSize: 256, inputNumberOfChannels: 2, inputLatencyFrames: 480)
         XCTAssertEqual(session.ioBufferDuration, 256.0 / 48000, accuracy: 1e-12)
         XCTAssertEqual(session.inputLatency, 0.01, accuracy: 1e-12)
     }

@@ -443,7 +443,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         writePosition = position
         if alignSplits, case .seconds(let seconds) = split {
             let period = Int64((seconds * format.sampleRate).rounded())
-            segmentEnd = timeline.nextBoundary(atOrAfter: position + 1, periodFrames: period)
+            segmentEnd = timeline.nextBoundary(atOrAfter: position + 1, splitFrames: period)
         } else {
             segmentEnd = .max
         }

@@ -95,10 +95,10 @@ struct TakeTimeline {
     }
 
     /// The first position at or after `position` whose time reference is a whole multiple of
-    /// `periodFrames` (a wall-clock boundary such as 15:00:00 for hourly files).
-    func nextBoundary(atOrAfter position: Int64, periodFrames: Int64) -> Int64 {
+    /// `splitFrames` (a wall-clock boundary such as 15:00:00 for hourly files).
+    func nextBoundary(atOrAfter position: Int64, splitFrames: Int64) -> Int64 {
         let reference = timeReference(at: position)
-        let remainder = ((reference % periodFrames) + periodFrames) % periodFrames
-        return remainder == 0 ? position : position + (periodFrames - remainder)
+        let remainder = ((reference % splitFrames) + splitFrames) % splitFrames
+        return remainder == 0 ? position : position + (splitFrames - remainder)
     }
 }

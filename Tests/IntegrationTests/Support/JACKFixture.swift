@@ -13,7 +13,7 @@ enum JACKFixture {
 
     /// Runs `body` with a fresh private server, and always stops it afterwards.
     static func withServer<T>(
-        captureChannels: Int = 4, bufferFrames: Int = 256, sampleRate: Int = 48000,
+        captureChannels: Int = 4, bufferSize: Int = 256, sampleRate: Int = 48000,
         synchronous: Bool = true, realtime: Bool = false,
         _ body: (PrivateJACKServer) throws -> T
     ) throws -> T {
@@ -22,14 +22,14 @@ enum JACKFixture {
         setenv("JACK_NO_START_SERVER", "1", 1)
         let server = PrivateJACKServer(
             name: PrivateJACKServer.uniqueName(prefix: "jhtest"),
-            sampleRate: sampleRate, bufferFrames: bufferFrames,
+            sampleRate: sampleRate, bufferSize: bufferSize,
             captureChannels: captureChannels, playbackChannels: 2, synchronous: synchronous, realtime: realtime)
         try server.start()
         defer { server.stop() }
         return try body(server)
     }
 
-    /// The async form of ``withServer(captureChannels:bufferFrames:sampleRate:_:)``.
+    /// The async form of ``withServer(captureChannels:bufferSize:sampleRate:_:)``.
     static func withServerAsync(
         captureChannels: Int = 4,
         _ body: @Sendable (PrivateJACKServer) async throws -> Void
@@ -44,7 +44,7 @@ enum JACKFixture {
         setenv("JACK_NO_START_SERVER", "1", 1)
         let server = PrivateJACKServer(
             name: PrivateJACKServer.uniqueName(prefix: "jhtest"), sampleRate: 48000,
-            bufferFrames: 256, captureChannels: captureChannels, playbackChannels: 2,
+            bufferSize: 256, captureChannels: captureChannels, playbackChannels: 2,
             synchronous: true)
         try server.start()
         defer { server.stop() }

@@ -65,7 +65,7 @@ do {
     exit(1)
 }
 print(
-    "session: \(Int(session.sampleRate)) Hz, \(session.bufferFrames) frames per period,",
+    "session: \(Int(session.sampleRate)) Hz, \(session.bufferSize) frames per period,",
     "\(session.inputNumberOfChannels) capture channels: \(session.capturePorts.joined(separator: ", "))")
 
 // 4. Configure the host (the RemoteIO unit): all capture channels, auto-connected, plus the

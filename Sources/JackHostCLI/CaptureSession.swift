@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import JackHostLiveView
 import JackHostPlugins
 import JackHostSignals
 import Synchronization
@@ -506,11 +507,4 @@ final class CaptureSession {
 /// A flag shared with a callback.
 private final class AtomicFlag: Sendable {
     let value = Atomic<Bool>(false)
-}
-
-/// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

@@ -1,7 +1,8 @@
 import CSampleKernels
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 
 /// Levels of one channel, as a snapshot the display side reads.

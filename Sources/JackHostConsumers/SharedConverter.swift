@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostTypes
 import Synchronization
 
 /// How a consumer wants its samples: format, layout, and (for libsndfile) 24-bit in 32-bit words.

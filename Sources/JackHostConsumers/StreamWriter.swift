@@ -1,7 +1,8 @@
 import CPosix
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 
 /// Why a ``StreamWriter`` did not open.

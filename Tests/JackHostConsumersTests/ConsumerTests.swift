@@ -1,8 +1,9 @@
 import CSndFile
 import Foundation
+import JackHostSupport
+import JackHostTypes
 import XCTest
 
-@testable import JackHost
 @testable import JackHostConsumers
 
 /// Feeds consumers without a server, by building blocks by hand (shared by this target's tests).

@@ -60,11 +60,13 @@ let package = Package(
         // stream format, consumer protocols and session events. No dependencies at all (not even
         // libc), so a plugin built on it links no libjack, libsndfile or Foundation.
         .target(name: "JackHostTypes"),
-        // Small POSIX helpers shared by the core and the layers above it, none of them JACK's: a
-        // mutex, a named worker thread, unbuffered descriptor output, file kinds, text formatting
-        // and the monotonic microsecond clock that JACK's cycle times use. No libjack, so
-        // JackHostConsumers can use them without linking it. Its declarations are `package`, for
-        // this package's own targets only, so it has no product.
+        // Small POSIX helpers shared by the core and the consumers, none of them JACK's: a mutex, a
+        // named worker thread, unbuffered descriptor output, file kinds, text formatting, and the
+        // clocks: CLOCK_MONOTONIC, and CycleClock, the clock of the blocks' cycle times (libjack's
+        // jack_get_time, which the core installs when it opens a client: jack2 reads
+        // CLOCK_MONOTONIC_RAW, pipewire-jack CLOCK_MONOTONIC). No libjack, so JackHostConsumers can
+        // use them without linking it. Its declarations are `package`, for this package's own
+        // targets only, so it has no product (a product of JackHostConsumers brings it along).
         .target(name: "JackHostSupport", dependencies: ["CPosix"]),
         // The client layer, session info, host engine, rings; re-exports JackHostTypes and
         // JackHostSupport.
@@ -94,10 +96,13 @@ let package = Package(
         .target(name: "JackHostPluginTesting", dependencies: ["JackHostPluginSDK", "CJackHostPlugin", "CSndFile"]),
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
-        // The `--http` live view: its options, the HTTP server (libmicrohttpd), the page, the JSON
-        // snapshot and the spectrum (FFTW). The only user of CMicroHTTPD and CFFTW.
+        // The `--http` live view: its settings, the HTTP server (libmicrohttpd), the page, the JSON
+        // snapshot and the spectrum (FFTW); the only user of CMicroHTTPD and CFFTW. Its options'
+        // parsing stays in the CLI, which owns the argument parser and usage errors; the plugins'
+        // results come through JackHostPlugins' PluginResultSource.
         .target(name: "JackHostLiveView", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CMicroHTTPD", "CFFTW"]),
-        // The command-line front end: argument parsing and the subcommands' wiring.
+        // The command-line front end: argument parsing and the subcommands' wiring (the live view
+        // is JackHostLiveView's).
         .target(
             name: "JackHostCLI",
             dependencies: ["JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix"]),

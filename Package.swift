@@ -60,8 +60,17 @@ let package = Package(
         // stream format, consumer protocols and session events. No dependencies at all (not even
         // libc), so a plugin built on it links no libjack, libsndfile or Foundation.
         .target(name: "JackHostTypes"),
-        // The client layer, session info, host engine, rings; re-exports JackHostTypes.
-        .target(name: "JackHost", dependencies: ["JackHostTypes", "CJack", "CSampleKernels", "CPosix"]),
+        // Small POSIX helpers shared by the core and the consumers, none of them JACK's: a mutex, a
+        // named worker thread, unbuffered descriptor output, file kinds, text formatting, and the
+        // clocks: CLOCK_MONOTONIC, and CycleClock, the clock of the blocks' cycle times (libjack's
+        // jack_get_time, which the core installs when it opens a client: jack2 reads
+        // CLOCK_MONOTONIC_RAW, pipewire-jack CLOCK_MONOTONIC). No libjack, so JackHostConsumers can
+        // use them without linking it. Its declarations are `package`, for this package's own
+        // targets only, so it has no product (a product of JackHostConsumers brings it along).
+        .target(name: "JackHostSupport", dependencies: ["CPosix"]),
+        // The client layer, session info, host engine, rings; re-exports JackHostTypes and
+        // JackHostSupport.
+        .target(name: "JackHost", dependencies: ["JackHostTypes", "JackHostSupport", "CJack", "CSampleKernels", "CPosix"]),
         // Known audio where there is no real source: test signals (tones, a sine, a bit-exact
         // sequence) played by a JACK client, and a private dummy jackd to play them on (with the
         // child-process helper that starts it). Named after what it provides, signals, not after
@@ -72,8 +81,12 @@ let package = Package(
         // What only tests need, never linked into jackhost: the sequence's inverse (which frame a
         // sample names) and fault injection (a server crash). Re-exports JackHostSignals.
         .target(name: "JackHostTesting", dependencies: ["JackHostSignals"]),
-        // Built-in consumers (meter, recorder, stream) and the sample-format converters.
-        .target(name: "JackHostConsumers", dependencies: ["JackHost", "CSndFile", "CSoxr", "CSampleKernels", "CPosix"]),
+        // Built-in consumers (meter, recorder, stream) and the sample-format converters. Not on the
+        // core: JackHostTypes and JackHostSupport only, so nothing here links libjack, and a meter or
+        // a recorder could be used inside a plugin.
+        .target(
+            name: "JackHostConsumers",
+            dependencies: ["JackHostTypes", "JackHostSupport", "CSndFile", "CSoxr", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
         .target(name: "CJackHostPlugin"),
         // For plugin authors: export a Swift consumer through the C interface in one line. Slim on
@@ -83,17 +96,23 @@ let package = Package(
         .target(name: "JackHostPluginTesting", dependencies: ["JackHostPluginSDK", "CJackHostPlugin", "CSndFile"]),
         // For the host: load plugins by path and adapt them to consumers.
         .target(name: "JackHostPlugins", dependencies: ["JackHost", "CJackHostPlugin"]),
-        // The command-line front end: argument parsing and the subcommands' wiring.
+        // The `--http` live view: its settings, the HTTP server (libmicrohttpd), the page, the JSON
+        // snapshot and the spectrum (FFTW); the only user of CMicroHTTPD and CFFTW. Its options'
+        // parsing stays in the CLI, which owns the argument parser and usage errors; the plugins'
+        // results come through JackHostPlugins' PluginResultSource.
+        .target(name: "JackHostLiveView", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CMicroHTTPD", "CFFTW"]),
+        // The command-line front end: argument parsing and the subcommands' wiring (the live view
+        // is JackHostLiveView's).
         .target(
             name: "JackHostCLI",
-            dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix", "CMicroHTTPD", "CFFTW"]),
+            dependencies: ["JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix"]),
         // The executable's first instruction: a constructor that installs the signal handlers
         // before the Swift runtime starts (the library and the test bundles never link it).
         .target(name: "CJackhostStartup", dependencies: ["CSignals"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI", "CJackhostStartup"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
-        .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "CSndFile"]),
-        .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI"]),
+        .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "JackHostTypes", "JackHostSupport", "CSndFile"]),
+        .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI", "JackHostLiveView", "JackHostPlugins"]),
         .testTarget(
             name: "JackHostPluginTests",
             dependencies: ["JackHostPlugins", "JackHostPluginSDK", "JackHostPluginTesting", "CJackHostPlugin"]

@@ -72,6 +72,8 @@ public final class JackClient: @unchecked Sendable {
         self.handle = opened
         self.serverName = server
         self.name = String(cString: jack_get_client_name(opened))
+        // libjack's clock is set up now; consumers, which link no libjack, read it through this.
+        CycleClock.install(jack_get_time)
     }
 
     /// The server libjack uses when none is named: `$JACK_DEFAULT_SERVER`, or nil for "default".
@@ -447,7 +449,9 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// JACK's microsecond clock now (`jack_get_time`), the clock of ``AudioTimestamp/microseconds``.
-    /// On Linux it is CLOCK_MONOTONIC, shared by every process on the machine.
+    /// Shared by every process on the machine, but which system clock it is depends on the libjack:
+    /// CLOCK_MONOTONIC_RAW with Debian's jack2 1.9.21, CLOCK_MONOTONIC with pipewire-jack. Code
+    /// without libjack reads it as `CycleClock` (JackHostSupport), installed when a client opens.
     public static var microsecondClock: UInt64 { jack_get_time() }
 
     /// **Real-time safe.** Whether JACK transport is rolling: `jack_transport_query` reads the

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import JackHostLiveView
 import JackHostPlugins
 
 /// `jackhost record | meter | stream | run`: one capture session with a set of consumers.

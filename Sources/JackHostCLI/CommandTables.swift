@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import JackHostLiveView
 
 /// Exit statuses of `jackhost`, documented in `--help` and the README.
 public enum ExitStatus: Int32, Sendable {

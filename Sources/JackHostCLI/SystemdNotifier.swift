@@ -160,7 +160,8 @@ final class SystemdNotifier {
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         addressLength = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
         // Linux's SOCK_DGRAM (2) and SOCK_CLOEXEC (O_CLOEXEC) by value: once libmicrohttpd's header
-        // (CMicroHTTPD) pulls in <sys/socket.h>, Swift files that do not import it lose these names.
+        // (CMicroHTTPD, through JackHostLiveView) pulls in <sys/socket.h>, Swift files that do not
+        // import it may lose these names.
         descriptor = socket(AF_UNIX, 2 | O_CLOEXEC, 0)
         guard descriptor >= 0 else {
             throw SetupError(message: "cannot create a socket for NOTIFY_SOCKET: \(String(cString: strerror(errno)))")

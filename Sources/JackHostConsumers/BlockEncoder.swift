@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostTypes
 
 /// Converts blocks into an ``AudioEncoding`` with scratch memory it reuses (worker thread only).
 public final class BlockEncoder {

@@ -1,4 +1,4 @@
-import JackHost
+import JackHostTypes
 
 // ============================================================================
 // REAL-TIME CODE. `process` runs inside JACK's process callback: it fills a

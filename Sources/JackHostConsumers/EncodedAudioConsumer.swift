@@ -1,4 +1,4 @@
-import JackHost
+import JackHostTypes
 
 /// A consumer that takes samples already converted, so that a ``SharedConverter`` can
 /// convert once for several of them.

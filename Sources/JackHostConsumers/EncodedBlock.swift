@@ -1,4 +1,4 @@
-import JackHost
+import JackHostTypes
 
 /// One block already converted to an ``AudioEncoding``.
 ///

@@ -1,7 +1,8 @@
 import CSampleKernels
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 
 /// A real-time peak/RMS meter: levels are computed in the process callback,

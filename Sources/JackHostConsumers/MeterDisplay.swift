@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
 import Synchronization
 
 /// Draws a ``LevelMeter`` off the real-time thread: live bars on a terminal,

@@ -1,5 +1,5 @@
 import CSoxr
-import JackHost
+import JackHostTypes
 
 /// Hands a deferred consumer blocks in the ``BlockShape`` it asked for: a channel subset,
 /// converted to a sample rate with libsoxr, rebuffered into blocks of a fixed size. Runs on the

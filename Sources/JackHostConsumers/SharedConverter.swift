@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostTypes
 import Synchronization
 
 /// A deferred consumer that converts each block **once per distinct encoding** and hands

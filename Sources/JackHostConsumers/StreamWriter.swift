@@ -1,7 +1,8 @@
 import CPosix
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 
 /// A deferred consumer that writes raw samples to a file descriptor: stdout, a FIFO or a file.

@@ -2,6 +2,7 @@ import JackHost
 import XCTest
 
 @testable import JackHostCLI
+@testable import JackHostLiveView
 
 /// `--http` parsing, routing, tokens, the JSON and the FFT, without a socket or JACK.
 final class LiveViewTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import XCTest
 
 @testable import JackHostConsumers

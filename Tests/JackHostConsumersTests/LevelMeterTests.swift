@@ -1,8 +1,9 @@
 import CSndFile
 import Foundation
+import JackHostSupport
+import JackHostTypes
 import XCTest
 
-@testable import JackHost
 @testable import JackHostConsumers
 
 final class LevelMeterTests: XCTestCase {

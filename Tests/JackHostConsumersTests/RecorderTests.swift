@@ -1,9 +1,10 @@
 import CSndFile
 import Foundation
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 import XCTest
 
-@testable import JackHost
 @testable import JackHostConsumers
 
 final class RecorderTests: XCTestCase {

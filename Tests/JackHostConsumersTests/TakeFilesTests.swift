@@ -1,6 +1,7 @@
 import CSndFile
 import Foundation
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import XCTest
 
 @testable import JackHostConsumers

@@ -1,5 +1,6 @@
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import XCTest
 
 @testable import JackHostConsumers

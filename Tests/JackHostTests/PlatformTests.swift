@@ -1,6 +1,6 @@
 // PlatformTests.swift
 //
-// The small POSIX pieces that replace full Foundation (Sources/JackHost/Platform): the text
+// The small POSIX pieces that replace full Foundation (Sources/JackHostSupport): the text
 // helpers against printf's and NSString's answers, the file kinds, and a child process.
 
 import Glibc

@@ -1,4 +1,5 @@
 import JackHost
+import JackHostPlugins
 
 /// With `--results FILE`: once a second, every plugin's latest results go to the file.
 final class ResultsFileWriter: TakeDuty {

@@ -1,6 +1,7 @@
 import CSignals
 import JackHost
 import JackHostConsumers
+import JackHostLiveView
 import JackHostPlugins
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Glibc
+import JackHostSupport
 
 /// Told of every change of a take's state (the terminal meter, the live view, systemd).
 protocol TakeObserver: AnyObject {

@@ -1,4 +1,5 @@
 import JackHostConsumers
+import JackHostLiveView
 
 extension SystemdNotifier: TakeObserver {
     /// `STOPPING=1` once the take ends.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import JackHostLiveView
 import JackHostPlugins
 import JackHostSignals
 

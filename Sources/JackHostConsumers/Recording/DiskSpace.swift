@@ -1,5 +1,5 @@
 import Glibc
-import JackHost
+import JackHostSupport
 
 /// The free space of the file system a path lives on, and how long it lasts at a data rate.
 public enum DiskSpace {

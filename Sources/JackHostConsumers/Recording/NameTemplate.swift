@@ -1,5 +1,5 @@
 import Glibc
-import JackHost
+import JackHostSupport
 
 /// A take name whose file-name part holds time fields (`/var/log/audio/log-%Y%m%d-%H%M%S.wav`),
 /// expanded from a local time and parsed back by ``SegmentRetention``.

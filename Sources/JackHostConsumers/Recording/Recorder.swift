@@ -1,7 +1,8 @@
 import CSndFile
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
+import JackHostTypes
 import Synchronization
 
 /// A deferred consumer that writes every input to audio files through libsndfile.
@@ -227,7 +228,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// JACK's microsecond clock now, which the blocks' cycle times use, so a request acts at the
     /// cycle captured when it came, however far behind the writer runs (blocks without a cycle
     /// time, from a test or a file, act on it at once).
-    private static func requestStamp() -> UInt64 { JackClient.microsecondClock }
+    private static func requestStamp() -> UInt64 { CycleClock.microseconds }
 
     /// Converts and writes a block (used when the recorder is added to a host on its own).
     public func consume(_ block: AudioBlock) {
@@ -249,7 +250,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         if timeline == nil {
             // jack_get_time needs libjack's clock set up by an open client; a block without a
             // cycle time (0, as from a test or a file) has none, and counts from now.
-            let jackNow = block.timestamp.microseconds == 0 ? 0 : JackClient.microsecondClock
+            let jackNow = block.timestamp.microseconds == 0 ? 0 : CycleClock.microseconds
             timeline = TakeTimeline(
                 anchor: block.timestamp, sampleRate: format.sampleRate, realtimeNow: TakeTimeline.realtimeNow(), jackNow: jackNow)
             nextPosition = timeline!.anchorPosition + Int64(block.droppedFramesBefore)

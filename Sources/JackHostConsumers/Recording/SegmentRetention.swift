@@ -1,5 +1,4 @@
 import Glibc
-import JackHost
 
 /// Removes a logger's own segments once they are older than a retention period (`--keep 7d`),
 /// and nothing else.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import JackHost
+import JackHostSupport
 
 /// Names a take's files and creates them without ever overwriting one by accident.
 ///

@@ -1,5 +1,5 @@
 import Glibc
-import JackHost
+import JackHostTypes
 
 /// Places a recording's frames in wall-clock time, the way a DAW reads a BWF time reference.
 ///

@@ -1,6 +1,6 @@
 import CSndFile
 import Glibc
-import JackHost
+import JackHostTypes
 
 /// Writes one segment of a take through libsndfile: a single file with every channel, or with
 /// `--channel-files` one mono file per channel, all starting on the same frame and finalised

@@ -1,5 +1,5 @@
 import Glibc
-import JackHost
+import JackHostTypes
 
 /// Writes a Sony Wave64 file with a Broadcast Wave `bext` chunk before its audio.
 ///

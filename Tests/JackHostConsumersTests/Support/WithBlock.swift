@@ -1,4 +1,4 @@
-import JackHost
+import JackHostTypes
 
 /// Feeds consumers without a server, by building blocks by hand (shared by this target's tests).
 func withBlock(_ channels: [[Float]], sequence: UInt64 = 0, dropped: Int = 0, _ body: (AudioBlock) -> Void) {

@@ -1,37 +1,13 @@
-// LiveViewOptions.swift
+// LiveViewArguments.swift
 //
-// `--http ADDRESS:PORT` and `--http-token TOKEN`: where the live view listens and the secret it
-// asks for. Parsed and checked before JACK is touched, so a mistake is a usage error (status 2).
+// `--http ADDRESS:PORT` and `--http-token TOKEN` on the command line: the options' table entries
+// and their parsing into JackHostLiveView's LiveViewSettings. Checked before JACK is touched, so
+// a mistake is a usage error (status 2).
 
 import Glibc
+import JackHostLiveView
 
-/// Where the live view listens, and the token it requires (see ``LiveViewServer``).
-struct LiveViewSettings: Equatable, Sendable {
-    /// The address to bind: IPv4 dotted (`127.0.0.1` when only a port was given) or IPv6
-    /// without brackets (`::1`).
-    var address: String
-    /// The TCP port; 0 lets the kernel choose one (the chosen port is printed).
-    var port: UInt16
-    /// The secret every request must carry (`?token=` or `Authorization: Bearer`), or nil.
-    var token: String?
-
-    /// Whether the address is IPv6.
-    var isIPv6: Bool { address.contains(":") }
-
-    /// Whether the address is on the loopback network (127.0.0.0/8 or ::1, also as
-    /// ::ffff:127.x.y.z), which needs no token.
-    var isLoopback: Bool {
-        guard isIPv6 else { return address.hasPrefix("127.") }
-        var bytes = in6_addr()
-        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return false }
-        let octets = withUnsafeBytes(of: bytes) { Array($0) }
-        let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
-        return octets == Array(repeating: 0, count: 15) + [1] || (Array(octets[0..<12]) == mappedPrefix && octets[12] == 127)
-    }
-
-    /// The address as it appears in a URL: IPv6 in brackets.
-    var urlHost: String { isIPv6 ? "[\(address)]" : address }
-
+extension LiveViewSettings {
     /// The options both capture commands' tables add.
     static let table: [OptionSpec] = [
         OptionSpec(
@@ -109,14 +85,5 @@ struct LiveViewSettings: Equatable, Sendable {
             )
         }
         return settings
-    }
-
-    /// Compares a presented token with the expected one in time that depends only on their lengths.
-    static func tokenMatches(_ presented: String?, expected: String) -> Bool {
-        guard let presented else { return false }
-        let a = Array(presented.utf8), b = Array(expected.utf8)
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
-        return difference == 0
     }
 }

@@ -7,9 +7,10 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import JackHostPlugins
 
 /// Builds the live view's snapshots (one thread only).
-final class LiveViewSnapshotBuilder {
+package final class LiveViewSnapshotBuilder {
     let sources: LiveViewServer.Sources
     let meter: LevelMeter
     private var sessionJSON = "null"
@@ -104,7 +105,7 @@ final class LiveViewSnapshotBuilder {
     }
 
     /// A JSON string literal.
-    static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

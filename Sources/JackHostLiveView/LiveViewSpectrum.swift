@@ -17,11 +17,11 @@ import Synchronization
 
 /// Keeps the latest samples of each channel and publishes the magnitude spectrum of the
 /// channels viewers watch (see ``LiveViewServer``).
-final class SpectrumAnalyser: DeferredAudioConsumer, @unchecked Sendable {
+package final class SpectrumAnalyser: DeferredAudioConsumer, @unchecked Sendable {
     // @unchecked: the history, plan and buffers belong to the worker thread (and `prepare`,
     // which runs before it); other threads touch only the Mutex-guarded `published` and `wanted`.
     /// The name in counters and reports.
-    let consumerName = "live-spectrum"
+    package let consumerName = "live-spectrum"
     /// Samples per transform: 4096 gives 11.7 Hz bins at 48 kHz.
     let size: Int
     /// Transforms per second, at most.
@@ -63,7 +63,7 @@ final class SpectrumAnalyser: DeferredAudioConsumer, @unchecked Sendable {
     deinit { releasePlan() }
 
     /// Sizes the history and plans the transform.
-    func prepare(format: StreamFormat) throws {
+    package func prepare(format: StreamFormat) throws {
         releasePlan()
         history = Array(repeating: Array(repeating: 0, count: size), count: format.channelCount)
         writeIndex = 0
@@ -89,7 +89,7 @@ final class SpectrumAnalyser: DeferredAudioConsumer, @unchecked Sendable {
     }
 
     /// **Worker thread.** Appends the block to each channel's history and transforms when due.
-    func consume(_ block: AudioBlock) {
+    package func consume(_ block: AudioBlock) {
         let channels = min(block.channelCount, history.count)
         let frames = block.frameCount
         guard channels > 0, frames > 0 else { return }
@@ -142,7 +142,7 @@ final class SpectrumAnalyser: DeferredAudioConsumer, @unchecked Sendable {
     }
 
     /// Nothing to flush.
-    func finish() {}
+    package func finish() {}
 
     /// Asks for `channel`'s spectrum for the next two seconds (any thread), and returns its
     /// latest one, if there is one yet.

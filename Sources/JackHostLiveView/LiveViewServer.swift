@@ -28,33 +28,47 @@ import FoundationEssentials
 import Glibc
 import JackHost
 import JackHostConsumers
+import JackHostPlugins
 import Synchronization
 
 /// A failure to start the live view (the port is in use, the address is not this machine's).
-struct LiveViewError: Error, CustomStringConvertible {
+package struct LiveViewError: Error, CustomStringConvertible {
     /// One line for stderr.
-    var description: String
+    package var description: String
 }
 
 /// The `--http` server: the page, its event stream and a JSON snapshot.
-final class LiveViewServer: @unchecked Sendable {
+package final class LiveViewServer: @unchecked Sendable {
     // @unchecked: `sources` and `daemon` are set on the main thread before MHD and the publisher
     // start, and cleared after they stop; everything else shared is the Mutex-guarded feed.
 
     /// What the publisher reads from the capture session (all called on the publisher thread).
-    struct Sources: @unchecked Sendable {
+    package struct Sources: @unchecked Sendable {
         // @unchecked: read only by the publisher thread once started; the host, recorder and
         // result sources are safe to read from any thread (their counters are atomics or locked).
         /// The session's host.
-        var host: CaptureHost
+        package var host: CaptureHost
         /// The take, when recording.
-        var recorder: Recorder?
+        package var recorder: Recorder?
         /// The server's name as given (nil for the default server).
-        var serverName: String?
+        package var serverName: String?
         /// Seconds of recording the disk still holds, when known.
-        var secondsLeft: () -> Double?
+        package var secondsLeft: () -> Double?
         /// Every plugin's latest results.
-        var results: [PluginResultSource]
+        package var results: [PluginResultSource]
+
+        /// What the publisher reads: `host`, the take's `recorder` (nil when not recording), the
+        /// `serverName` as given, `secondsLeft` on disk and every plugin's `results`.
+        package init(
+            host: CaptureHost, recorder: Recorder?, serverName: String?, secondsLeft: @escaping () -> Double?,
+            results: [PluginResultSource]
+        ) {
+            self.host = host
+            self.recorder = recorder
+            self.serverName = serverName
+            self.secondsLeft = secondsLeft
+            self.results = results
+        }
     }
 
     /// Connections at once; more are refused at accept.
@@ -66,11 +80,12 @@ final class LiveViewServer: @unchecked Sendable {
     /// Snapshots per second.
     static let updateRate = 25.0
 
-    let settings: LiveViewSettings
+    /// Where it listens, and the token it requires.
+    package let settings: LiveViewSettings
     /// The view's own meter: add it to the host as a real-time consumer.
-    let meter = LevelMeter()
+    package let meter = LevelMeter()
     /// The spectrum: add it to the host as a deferred consumer.
-    let spectrum = SpectrumAnalyser()
+    package let spectrum = SpectrumAnalyser()
     /// The port listened on (the kernel's choice for port 0).
     private(set) var port: UInt16 = 0
     /// The names requests may use without a token (the bound address and port, and loopback's).
@@ -84,7 +99,7 @@ final class LiveViewServer: @unchecked Sendable {
     private var publisherStarted = false
 
     /// Binds and listens (so a port in use fails before JACK is touched); serves nothing until ``start(sources:)``.
-    init(settings: LiveViewSettings) throws(LiveViewError) {
+    package init(settings: LiveViewSettings) throws(LiveViewError) {
         self.settings = settings
         let family = settings.isIPv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -142,10 +157,10 @@ final class LiveViewServer: @unchecked Sendable {
     }
 
     /// The address viewers open.
-    var url: String { "http://\(settings.urlHost):\(port)/" + (settings.token == nil ? "" : "?token=…") }
+    package var url: String { "http://\(settings.urlHost):\(port)/" + (settings.token == nil ? "" : "?token=…") }
 
     /// Starts the publisher and the HTTP threads.
-    func start(sources: Sources) throws(LiveViewError) {
+    package func start(sources: Sources) throws(LiveViewError) {
         self.sources = sources
         let context = Unmanaged.passUnretained(self).toOpaque()
         daemon = jh_mhd_start(
@@ -167,7 +182,7 @@ final class LiveViewServer: @unchecked Sendable {
     }
 
     /// Ends every event stream, stops the HTTP threads and the publisher. Idempotent.
-    func stop() {
+    package func stop() {
         feed.stop()
         if let daemon {
             MHD_stop_daemon(daemon)

@@ -2,7 +2,7 @@
 //
 // `--http ADDRESS:PORT` and `--http-token TOKEN`: where the live view listens and the secret it
 // asks for. The command line's side (the option table, parsing and its usage errors) is the
-// CLI's, in JackHostCLI/LiveViewArguments.swift, so that this module needs no argument parser.
+// CLI's, in JackHostCLI/CommandLine/LiveViewArguments.swift, so that this module needs no argument parser.
 
 import Glibc
 

@@ -99,6 +99,23 @@ final class TakeControllerTests: XCTestCase {
         XCTAssertEqual(controller.state, .finished(sigterm))
     }
 
+    func testRotateActsOnlyWhileATakeIsOpen() {
+        var continuous = Controller(mode: .continuous)
+        XCTAssertEqual(continuous.handle(.rotate(origin: "OSC /rotate")), [], "before the connection it waits")
+        XCTAssertEqual(continuous.handle(.connected), [.rotateFile])
+        XCTAssertEqual(continuous.handle(.rotate(origin: "OSC /rotate")), [.rotateFile])
+        XCTAssertEqual(continuous.state, .recording)
+
+        var requested = Controller(mode: .onRequest)
+        _ = requested.handle(.connected)
+        XCTAssertEqual(requested.handle(.rotate(origin: "OSC /rotate")), [.refused("OSC /rotate ignored: no take is open to rotate")])
+        _ = requested.handle(.start(origin: "SIGUSR1"))
+        XCTAssertEqual(requested.handle(.rotate(origin: "OSC /rotate")), [.rotateFile])
+        XCTAssertEqual(requested.state, .recording, "a rotation keeps the take open")
+        _ = requested.handle(.quit(sigterm))
+        XCTAssertEqual(requested.handle(.rotate(origin: "OSC /rotate")), [.refused("OSC /rotate ignored: the take is already ending")])
+    }
+
     func testNothingActsAfterTheEnd() {
         var controller = Controller(mode: .onRequest)
         _ = controller.handle(.connected)

@@ -79,6 +79,44 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual([second.samplerate, second.channels, Int32(second.frames)], [44100, 3, 1])
     }
 
+    /// A rotate request ends the file before the next block and the take goes on in the next
+    /// numbered file: every frame once, in order; a request while no file is open does nothing.
+    func testARotateRequestContinuesInTheNextNumberedFile() throws {
+        let path = directory.appendingPathComponent("take.wav").path
+        let recorder = Recorder(path: path)
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        recorder.requestRotate()  // before any file: nothing to end
+        var next: Float = 0
+        func feed(_ blocks: Int) {
+            for _ in 0..<blocks {
+                let samples = (0..<64).map { index in (next + Float(index)) / 65536 }
+                next += 64
+                withBlock([samples]) { recorder.consume($0) }
+            }
+        }
+        feed(3)
+        recorder.requestRotate()
+        feed(2)
+        recorder.requestRotate()
+        recorder.requestRotate()  // two requests before a block: one rotation
+        feed(1)
+        recorder.finish()
+        let files = [path, Recorder.numberedPath(path, index: 2), Recorder.numberedPath(path, index: 3)]
+        XCTAssertEqual(recorder.files, files)
+        XCTAssertEqual(recorder.rotations, 2)
+        XCTAssertEqual(SF_INFOProbe.frames(files), [192, 128, 64])
+        var samples: [Float] = []
+        for file in files {
+            var info = SF_INFO()
+            let handle = try XCTUnwrap(sf_open(file, Int32(SFM_READ), &info))
+            var buffer = [Float](repeating: -1, count: Int(info.frames))
+            XCTAssertEqual(sf_readf_float(handle, &buffer, info.frames), info.frames)
+            sf_close(handle)
+            samples += buffer
+        }
+        XCTAssertEqual(samples, (0..<384).map { Float($0) / 65536 }, "every frame once, in order, across the three files")
+    }
+
     func testNothingCapturedLeavesNoFile() throws {
         let path = directory.appendingPathComponent("empty.wav").path
         let recorder = Recorder(path: path)

@@ -150,6 +150,9 @@ final class RunningTake {
         switch effect {
         case .startTake: parts.recorder?.requestTakeStart()
         case .stopTake: parts.recorder?.requestTakeStop()
+        case .rotateFile:
+            guard let recorder = parts.recorder, recorder.path != "-" else { return printNote("rotate ignored: no file is being recorded") }
+            recorder.requestRotate()
         case .reportProgress: printNote(CaptureReport.progress(host: host, recorder: parts.recorder))
         case .refused(let line): printNote(line)
         case .announce(let line): printError(line)

@@ -77,6 +77,8 @@ struct TakeController: Equatable {
         case start(origin: String)
         /// End the current take and wait for the next start.
         case stop(origin: String)
+        /// End the current file and go on in the next one, without losing a frame.
+        case rotate(origin: String)
         /// Print the take's progress.
         case status
         /// End the run.
@@ -94,6 +96,8 @@ struct TakeController: Equatable {
         case startTake
         /// Ask the recorder to end the take at the current cycle.
         case stopTake
+        /// Ask the recorder to go on in a new file from the current cycle.
+        case rotateFile
         /// Print the take's progress.
         case reportProgress
         /// Say why a command did nothing.
@@ -121,7 +125,7 @@ struct TakeController: Equatable {
         case (.stopping, .finished):
             if case .stopping(let reason) = state { state = .finished(reason) }
             return []
-        case (.stopping, .start(let origin)), (.stopping, .stop(let origin)):
+        case (.stopping, .start(let origin)), (.stopping, .stop(let origin)), (.stopping, .rotate(let origin)):
             return [.refused("\(origin) ignored: the take is already ending")]
         case (.stopping, _):
             return []
@@ -132,7 +136,7 @@ struct TakeController: Equatable {
             return []
         case (.idle, .connected):
             return connect()
-        case (.idle, .start), (.idle, .stop):
+        case (.idle, .start), (.idle, .stop), (.idle, .rotate):
             earlyRequests.append(command)
             return []
         case (.idle, _):
@@ -163,6 +167,8 @@ struct TakeController: Equatable {
             return [.stopTake]
         case (_, .start), (_, .stop):
             return refusal(command)
+        case (_, .rotate(let origin)):
+            return state == .recording ? [.rotateFile] : [.refused("\(origin) ignored: no take is open to rotate")]
         case (_, .status):
             return [.reportProgress]
         case (.automatic, .takeObserved(let open)):

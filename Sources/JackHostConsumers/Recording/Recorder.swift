@@ -82,6 +82,13 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private let lostToErrors = Atomic<Int>(0)
     private let takes = Atomic<Int>(0)
     private let takeOpen = Atomic<Bool>(false)
+    private let rotateRequests = Atomic<Int>(0)
+    /// The JACK microsecond clock at the latest rotate request.
+    private let rotateStamp = Atomic<UInt64>(0)
+    private let rotationCount = Atomic<Int>(0)
+    /// Rotate requests the worker has seen, and the stamp of one not yet reached (worker thread).
+    private var seenRotateRequests = 0
+    private var pendingRotate: UInt64?
     private let removedCount = Atomic<Int>(0)
     private var pendingRemovals: [String] = []
     private let lock = Mutex<Void>(())
@@ -224,6 +231,16 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Stops the running take at the cycle being captured now when ``trigger`` is
     /// ``TakeTrigger/request`` (SIGUSR2 on the command line). Any thread.
     public func requestTakeStop() { gate?.requestStop(at: Self.requestStamp()) }
+    /// Ends the current file at the cycle being captured now and goes on in the next numbered
+    /// one (`take.wav`, then `take-0002.wav`; a dated name gets a new date), without losing or
+    /// repeating a frame; nothing happens while no file is open. Standard output does not rotate.
+    /// Any thread.
+    public func requestRotate() {
+        rotateStamp.store(Self.requestStamp(), ordering: .relaxed)
+        rotateRequests.add(1, ordering: .releasing)
+    }
+    /// Files ended by ``requestRotate()`` so far.
+    public var rotations: Int { rotationCount.load(ordering: .relaxed) }
 
     /// JACK's microsecond clock now, which the blocks' cycle times use, so a request acts at the
     /// cycle captured when it came, however far behind the writer runs (blocks without a cycle
@@ -271,6 +288,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         if block.timestamp.xrunSincePreviousCycle {
             if let writer, writer.isOpen { writer.xruns += 1 } else { preRoll?.noteLosses(droppedFrames: 0, xrun: true) }
         }
+        rotateIfAsked(at: block)
         feed(block.bytes.baseAddress!, frames: block.frameCount, at: start, block: block)
         nextPosition = start + Int64(block.frameCount)
     }
@@ -389,6 +407,24 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     }
 
     /// Ends the segment at a split; the next write opens the next one.
+    /// Ends the open file before `block` when a rotate request was stamped before the block's
+    /// cycle ended (a block without a cycle time reaches every request).
+    private func rotateIfAsked(at block: EncodedBlock) {
+        let requests = rotateRequests.load(ordering: .acquiring)
+        if requests != seenRotateRequests {
+            seenRotateRequests = requests
+            pendingRotate = rotateStamp.load(ordering: .relaxed)
+        }
+        guard let stamp = pendingRotate, let format else { return }
+        let cycleStart = block.timestamp.microseconds
+        let cycleEnd = cycleStart + UInt64((Double(block.frameCount) / max(format.sampleRate, 1) * 1e6).rounded(.up))
+        guard cycleStart == 0 || stamp == 0 || stamp < cycleEnd else { return }
+        pendingRotate = nil
+        guard !takeFiles.isStandardOutput, let writer, writer.isOpen else { return }
+        rotate()
+        rotationCount.add(1, ordering: .relaxed)
+    }
+
     private func rotate() {
         let closed = writer?.paths ?? []
         closeSegment()

@@ -26,9 +26,11 @@ extension JackClient: PortGraph {}
 ///   restored, with no deadline, when the source returns; if the source stays, someone
 ///   disconnected it on purpose and it is forgotten. A source that vanished and came back
 ///   between two looks (a netjack2 slave's driver re-registering its ports when its master
-///   returns) is told apart by a port unregistration since the previous look: its connection
-///   is restored. A deliberate disconnect that coincides with some port going away is restored
+///   returns) is told apart by a port unregistration counted while the loss is watched (the
+///   callback can come a look late): its connection is restored. A deliberate disconnect that coincides with some port going away is restored
 ///   too; that is the price of not missing a returning source.
+/// - A restore is done only when the graph shows it: a source that goes away again right
+///   after the connect is waited for again.
 /// - A restore waiting for a returning source keeps waiting when it is refused (the source's
 ///   client may take long to become active again); restores after a reconnect give up at their
 ///   deadline and are reported.
@@ -71,6 +73,11 @@ struct ConnectionKeeper {
         let current = inputs.map { graph.connections(ofPortNamed: $0) }
         let portsWentAway = unregistrations != unregistrationsSeen
         unregistrationsSeen = unregistrations
+        // The unregistration callback can arrive after the connection was seen lost (and after
+        // the port returned): an unregistration inside a watched loss's grace counts for it too.
+        if portsWentAway {
+            for index in recentlyLost.indices { recentlyLost[index].portsWentAway = true }
+        }
         for (index, previous) in known.enumerated() where index < current.count {
             for source in previous where !current[index].contains(source) {
                 recentlyLost.append((source, inputs[index], now + graceSeconds, portsWentAway))
@@ -123,11 +130,13 @@ struct ConnectionKeeper {
         guard !pending.isEmpty else { return [] }
         var failures: [JackError] = []
         var kept: [Restore] = []
+        var made: [Restore] = []
         for restore in pending {
             let expired = restore.deadline.map { now > $0 } ?? false
             if graph.portExists(restore.source) {
                 do {
                     try graph.connect(restore.source, to: restore.destination)
+                    made.append(restore)
                 } catch {
                     // Refused although the port exists: its client may not be active yet.
                     if expired {
@@ -144,9 +153,24 @@ struct ConnectionKeeper {
                 kept.append(restore)
             }
         }
-        pending = kept
         remember(graph, inputs: inputs)
+        // A restore is done when the graph shows it: a source that went away again between the
+        // connect and this look (a netjack2 driver re-registering its ports) is waited for again.
+        for restore in made where !holds(restore, inputs: inputs) {
+            if restore.deadline.map({ now > $0 }) ?? false {
+                failures.append(.noSuchPort(restore.source))
+            } else {
+                kept.append(restore)
+            }
+        }
+        pending = kept
         return failures
+    }
+
+    /// Whether the last look found `restore`'s connection in place.
+    private func holds(_ restore: Restore, inputs: [String]) -> Bool {
+        guard let index = inputs.firstIndex(of: restore.destination), index < known.count else { return false }
+        return known[index].contains(restore.source)
     }
 
     /// Gives up every restore still waiting (the host stops) and returns them as failures.

@@ -76,10 +76,12 @@ final class NetJackTests: XCTestCase {
                 ])
             XCTAssertTrue(
                 JACKFixture.waitUntil(timeout: 20) {
-                    let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_1"]).stdout) ?? ""
-                    return lines.contains("system:capture_1")
+                    (1...2).allSatisfy { channel in
+                        let lines = (try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c", "jackhost:in_\(channel)"]).stdout) ?? ""
+                        return lines.contains("system:capture_\(channel)")
+                    }
                 },
-                "jackhost reconnected the returning capture port; slave graph:\n\((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c"]).stdout) ?? "?")\n\(take.log)\n\(net.diagnostics)"
+                "jackhost reconnected both returning capture ports; slave graph:\n\((try? net.runInSlave("jack_lsp", ["-s", net.slaveServer, "-c"]).stdout) ?? "?")\n\(take.log)\n\(net.diagnostics)"
             )
             // A second independent take of the returned ports, covering the end of jackhost's.
             let independentWav2 = work.appendingPathComponent("jack_capture-restart.wav").path

@@ -10,12 +10,15 @@ final class ConnectionKeeperTests: XCTestCase {
         var ports: Set<String> = []
         var refusing: Set<String> = []
         var wires: [String: [String]] = [:]
+        /// Ports that go away the moment they are connected (a driver re-registering them).
+        var vanishingOnConnect: Set<String> = []
         func portExists(_ name: String) -> Bool { ports.contains(name) }
         func connect(_ source: String, to destination: String) throws(JackError) {
             guard ports.contains(source), !refusing.contains(source) else {
                 throw .connectionFailed(source: source, destination: destination, code: -1)
             }
             if !(wires[destination] ?? []).contains(source) { wires[destination, default: []].append(source) }
+            if vanishingOnConnect.contains(source) { removePort(source) }
         }
         func connections(ofPortNamed name: String) -> [String] { wires[name] ?? [] }
         func removePort(_ name: String) {
@@ -100,6 +103,50 @@ final class ConnectionKeeperTests: XCTestCase {
         XCTAssertTrue(keeper.pending.isEmpty)
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 5), [])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), [])
+    }
+
+    /// jack2 delivers the unregistration callback on its own thread: the loss can be seen, with
+    /// the port already back, one look before the count moves. An unregistration counted while
+    /// the loss is still watched makes it a returning source all the same.
+    func testAnUnregistrationCountedLateStillRestores() {
+        let graph = FakeGraph()
+        graph.ports = ["system:capture_2"]
+        graph.wires = ["jh:in_2": ["system:capture_2"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
+        keeper.remember(graph, inputs: inputs)
+        graph.removePort("system:capture_2")
+        graph.ports.insert("system:capture_2")
+        keeper.observe(graph, inputs: inputs, now: 1, unregistrations: 0)
+        keeper.settleLost(graph, now: 1)
+        XCTAssertTrue(keeper.pending.isEmpty, "no unregistration yet: it may be deliberate")
+        keeper.observe(graph, inputs: inputs, now: 1.5, unregistrations: 1)
+        keeper.settleLost(graph, now: 1.5)
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil)])
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.5), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
+    }
+
+    /// A source that goes away again between the connect and the look after it is not taken as
+    /// restored: the restore waits for it again, and is made when it is back for good.
+    func testARestoreIsDoneOnlyWhenTheGraphShowsIt() {
+        let graph = FakeGraph()
+        graph.ports = ["system:capture_1", "system:capture_2"]
+        graph.vanishingOnConnect = ["system:capture_2"]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2)
+        keeper.planRestore([["system:capture_1"], ["system:capture_2"]], inputs: inputs, now: 0)
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 0), [])
+        XCTAssertEqual(keeper.pending.map(\.source), ["system:capture_2"], "connected, then gone: still to make")
+        XCTAssertEqual(keeper.known, [["system:capture_1"], []])
+        graph.vanishingOnConnect = []
+        graph.ports.insert("system:capture_2")
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
+        XCTAssertTrue(keeper.pending.isEmpty)
+        // One that never holds is reported at its deadline, like one whose source never came.
+        graph.vanishingOnConnect = ["system:capture_1"]
+        keeper.planRestore([["system:capture_1"], []], inputs: inputs, now: 2)
+        graph.wires = [:]
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 13), [.noSuchPort("system:capture_1")])
     }
 
     /// A returning source whose client is slow to become active (refused connects) is waited

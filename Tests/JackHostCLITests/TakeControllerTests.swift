@@ -116,6 +116,31 @@ final class TakeControllerTests: XCTestCase {
         XCTAssertEqual(requested.handle(.rotate(origin: "OSC /rotate")), [.refused("OSC /rotate ignored: the take is already ending")])
     }
 
+    func testMarkerActsOnlyWhileATakeIsOpen() {
+        let mark = Controller.Command.marker(label: "verse", origin: "OSC /marker")
+        let placed = Controller.Effect.markTake(label: "verse", origin: "OSC /marker")
+        var continuous = Controller(mode: .continuous)
+        XCTAssertEqual(continuous.handle(mark), [], "before the connection it waits")
+        XCTAssertEqual(continuous.handle(.connected), [placed])
+        XCTAssertEqual(continuous.handle(mark), [placed])
+        XCTAssertEqual(continuous.state, .recording)
+
+        var requested = Controller(mode: .onRequest)
+        _ = requested.handle(.connected)
+        XCTAssertEqual(requested.handle(mark), [.refused("OSC /marker ignored: no take is open to mark")])
+        _ = requested.handle(.start(origin: "SIGUSR1"))
+        XCTAssertEqual(requested.handle(mark), [placed])
+        XCTAssertEqual(requested.state, .recording, "a marker keeps the take open")
+        _ = requested.handle(.quit(sigterm))
+        XCTAssertEqual(requested.handle(mark), [.refused("OSC /marker ignored: the take is already ending")])
+
+        var automatic = Controller(mode: .automatic)
+        _ = automatic.handle(.connected)
+        XCTAssertEqual(automatic.handle(mark), [.refused("OSC /marker ignored: no take is open to mark")], "armed")
+        _ = automatic.handle(.takeObserved(open: true))
+        XCTAssertEqual(automatic.handle(mark), [placed])
+    }
+
     func testNothingActsAfterTheEnd() {
         var controller = Controller(mode: .onRequest)
         _ = controller.handle(.connected)

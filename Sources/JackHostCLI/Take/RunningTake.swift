@@ -153,6 +153,13 @@ final class RunningTake {
         case .rotateFile:
             guard let recorder = parts.recorder, recorder.path != "-" else { return printNote("rotate ignored: no file is being recorded") }
             recorder.requestRotate()
+        case .markTake(let label, let origin):
+            // The recorder cannot place markers yet (issue 26, item 5): say so rather than lose it silently.
+            guard let recorder = parts.recorder, recorder.path != "-" else {
+                return printNote("marker \"\(label)\" from \(origin) ignored: no file is being recorded")
+            }
+            _ = recorder
+            printNote("marker \"\(label)\" from \(origin) ignored: the recorder does not write markers yet")
         case .reportProgress: printNote(CaptureReport.progress(host: host, recorder: parts.recorder))
         case .refused(let line): printNote(line)
         case .announce(let line): printError(line)

@@ -7,7 +7,7 @@
 /// state it finds, and answers with ``Effect``s for the run to carry out. Observers learn every
 /// state change from ``TakeLoop``.
 ///
-/// - idle: not yet connected. Start and stop requests wait and act, in order, once the take
+/// - idle: not yet connected. Start, stop, rotate and marker requests wait and act, in order, once the take
 ///   can start (a SIGUSR1 sent while jackhost connects counts); a quit ends the run before
 ///   anything is recorded.
 /// - armed: connected, waiting for a trigger (the pre-roll fills meanwhile).
@@ -79,6 +79,9 @@ struct TakeController: Equatable {
         case stop(origin: String)
         /// End the current file and go on in the next one, without losing a frame.
         case rotate(origin: String)
+        /// Place a marker named `label` in the open take at the current cycle (`origin` names
+        /// the source, in messages and in the marker).
+        case marker(label: String, origin: String)
         /// Print the take's progress.
         case status
         /// End the run.
@@ -98,6 +101,8 @@ struct TakeController: Equatable {
         case stopTake
         /// Ask the recorder to go on in a new file from the current cycle.
         case rotateFile
+        /// Ask the recorder to place a marker at the current cycle.
+        case markTake(label: String, origin: String)
         /// Print the take's progress.
         case reportProgress
         /// Say why a command did nothing.
@@ -110,7 +115,7 @@ struct TakeController: Equatable {
 
     let mode: Mode
     private(set) var state: State = .idle
-    /// A start and a stop asked for while idle: replayed, in order, once connected.
+    /// Starts, stops, rotations and markers asked for while idle: replayed, in order, once connected.
     private var earlyRequests: [Command] = []
 
     init(mode: Mode) { self.mode = mode }
@@ -125,7 +130,8 @@ struct TakeController: Equatable {
         case (.stopping, .finished):
             if case .stopping(let reason) = state { state = .finished(reason) }
             return []
-        case (.stopping, .start(let origin)), (.stopping, .stop(let origin)), (.stopping, .rotate(let origin)):
+        case (.stopping, .start(let origin)), (.stopping, .stop(let origin)), (.stopping, .rotate(let origin)),
+            (.stopping, .marker(_, let origin)):
             return [.refused("\(origin) ignored: the take is already ending")]
         case (.stopping, _):
             return []
@@ -136,7 +142,7 @@ struct TakeController: Equatable {
             return []
         case (.idle, .connected):
             return connect()
-        case (.idle, .start), (.idle, .stop), (.idle, .rotate):
+        case (.idle, .start), (.idle, .stop), (.idle, .rotate), (.idle, .marker):
             earlyRequests.append(command)
             return []
         case (.idle, _):
@@ -169,6 +175,9 @@ struct TakeController: Equatable {
             return refusal(command)
         case (_, .rotate(let origin)):
             return state == .recording ? [.rotateFile] : [.refused("\(origin) ignored: no take is open to rotate")]
+        case (_, .marker(let label, let origin)):
+            return state == .recording
+                ? [.markTake(label: label, origin: origin)] : [.refused("\(origin) ignored: no take is open to mark")]
         case (_, .status):
             return [.reportProgress]
         case (.automatic, .takeObserved(let open)):

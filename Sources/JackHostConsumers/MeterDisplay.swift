@@ -22,11 +22,14 @@ public final class MeterDisplay: @unchecked Sendable {
         public var recordingSecondsLeft: Double?
         /// Plugins' published results, one line per plugin (`FrequencyEstimator: frequency.hz 440.0`).
         public var resultLines: [String] = []
+        /// The keys that act on the take (`keys: m marker  r rotate`), shown on a terminal; nil for none.
+        public var keys: String?
         /// Creates counters.
         public init(
             droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0,
-            recordingSecondsLeft: Double? = nil, resultLines: [String] = []
+            recordingSecondsLeft: Double? = nil, resultLines: [String] = [], keys: String? = nil
         ) {
+            self.keys = keys
             self.resultLines = resultLines
             self.recordingSecondsLeft = recordingSecondsLeft
             self.droppedFrames = droppedFrames
@@ -107,7 +110,8 @@ public final class MeterDisplay: @unchecked Sendable {
             text +=
                 "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\u{1B}[K\n"
             for line in counters.resultLines { text += line + "\u{1B}[K\n" }
-            drawnLines = snapshot.count + 1 + counters.resultLines.count
+            if let keys = counters.keys { text += keys + "\u{1B}[K\n" }
+            drawnLines = snapshot.count + 1 + counters.resultLines.count + (counters.keys == nil ? 0 : 1)
             write(text)
         } else {
             let fields = snapshot.enumerated().map { index, levels in

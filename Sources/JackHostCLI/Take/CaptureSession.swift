@@ -36,6 +36,7 @@ final class CaptureSession {
         let loop = TakeLoop(duties: take.duties(signals: signals), observers: take.observers, perform: take.perform)
         for command in early + [.connected] { loop.send(command, to: &controller) }
         let reason = loop.run(&controller)
+        take.keyboard?.restore()
         let ending = TakeEnding.finish(take, reason: reason)
         loop.send(.finished, to: &controller)
         return TakeSummary(take: take, ending: ending).report()

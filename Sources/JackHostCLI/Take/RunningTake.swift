@@ -16,6 +16,8 @@ final class RunningTake {
     let display: MeterDisplay?
     let diskReport: DiskSpaceReport?
     let endWatch: TakeEndWatch
+    /// `m` and `r` on the terminal, when a file is recorded and standard input is one.
+    let keyboard: KeyboardSource?
     /// Connection failures reported at start; later ones are reported with the summary.
     let failuresAtStart: Int
     private let waitingForServer = AtomicFlag()
@@ -44,9 +46,13 @@ final class RunningTake {
             host: host, recorder: parts.recorder, stream: parts.stream, stopOnXrun: parts.plan.stopOnXrun,
             othersContinue: parts.meter != nil || parts.stream != nil)
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
+        keyboard = parts.recorder != nil && link == nil ? KeyboardSource() : nil
         let estimate = diskReport?.estimate
         let results = resultSources
-        display = parts.plan.quiet ? nil : parts.meter.map { Self.display($0, parts: parts, estimate: estimate, results: results) }
+        let keys = keyboard == nil ? nil : KeyboardSource.legend
+        display =
+            parts.plan.quiet
+            ? nil : parts.meter.map { Self.display($0, parts: parts, estimate: estimate, results: results, keys: keys) }
         reportStart()
     }
 
@@ -61,7 +67,7 @@ final class RunningTake {
 
     /// The terminal meter, with the counters it shows beside the levels.
     private static func display(
-        _ meter: LevelMeter, parts: TakeParts, estimate: DiskSpaceReport.Estimate?, results: [PluginResultSource]
+        _ meter: LevelMeter, parts: TakeParts, estimate: DiskSpaceReport.Estimate?, results: [PluginResultSource], keys: String?
     ) -> MeterDisplay {
         MeterDisplay(meter: meter, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) { [host = parts.host] in
             let stats = host.statistics
@@ -70,7 +76,7 @@ final class RunningTake {
                 skippedFrames: stats.timelineGapFrames,
                 bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1),
                 recordingSecondsLeft: estimate?.secondsLeft,
-                resultLines: results.compactMap(\.line))
+                resultLines: results.compactMap(\.line), keys: keys)
         }
     }
 
@@ -119,6 +125,7 @@ final class RunningTake {
     /// Every duty of this run, in the order they look each tick; `signals` comes first.
     func duties(signals: SignalSource) -> [TakeDuty] {
         var duties: [TakeDuty] = [signals]
+        if let keyboard { duties.append(keyboard) }
         if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
         duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
         if let duration = plan.duration {
@@ -128,7 +135,7 @@ final class RunningTake {
         if let diskReport { duties.append(diskReport) }
         if let writer = parts.resultsWriter { duties.append(ResultsFileWriter(writer: writer, sources: resultSources, host: host)) }
         if let recorder = parts.recorder {
-            duties.append(TakeNotesReport(recorder: recorder))
+            duties.append(TakeNotesReport(recorder: recorder, sampleRate: host.sampleRateOrDefault))
             if CaptureSession.mode(of: plan) == .automatic { duties.append(TakeWatch(recorder: recorder)) }
         }
         duties.append(endWatch)
@@ -154,12 +161,10 @@ final class RunningTake {
             guard let recorder = parts.recorder, recorder.path != "-" else { return printNote("rotate ignored: no file is being recorded") }
             recorder.requestRotate()
         case .markTake(let label, let origin):
-            // The recorder cannot place markers yet (issue 26, item 5): say so rather than lose it silently.
             guard let recorder = parts.recorder, recorder.path != "-" else {
-                return printNote("marker \"\(label)\" from \(origin) ignored: no file is being recorded")
+                return printNote("marker from \(origin) ignored: no file is being recorded")
             }
-            _ = recorder
-            printNote("marker \"\(label)\" from \(origin) ignored: the recorder does not write markers yet")
+            recorder.requestMarker(label: label, source: origin)
         case .reportProgress: printNote(CaptureReport.progress(host: host, recorder: parts.recorder))
         case .refused(let line): printNote(line)
         case .announce(let line): printError(line)

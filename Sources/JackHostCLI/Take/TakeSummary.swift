@@ -70,6 +70,7 @@ struct TakeSummary {
         if let recorder = take.parts.recorder {
             TakeNotesReport.flush(recorder)
             if !plan.quiet { write(recorderLine(recorder)) }
+            if let line = Self.markerLine(recorder.markers), !plan.quiet { write(line) }
         }
         if let line = ending.hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n") }
         if let timer = take.host.callbackTimer {
@@ -88,6 +89,27 @@ struct TakeSummary {
         let removed = recorder.retention == nil ? "" : "; --keep removed \(recorder.filesRemovedByRetention) old file(s)"
         return
             "recorded \(recorder.framesWritten) frames (\(seconds) s)\(takes) to \(files); silence inserted for \(recorder.silenceFramesInserted) dropped frames; xruns \(stats.xruns); buffer peak \((Double(peak) / rate).formatted(places: 2)) s\(removed)\n"
+    }
+
+    /// `markers: 3 (2 in take.wav, 1 in take-0002.wav), in the files' cue chunks and sidecars`; nil for none.
+    static func markerLine(_ markers: [TakeMarker]) -> String? {
+        guard !markers.isEmpty else { return nil }
+        var perFile: [(file: String, count: Int)] = []
+        for marker in markers {
+            if let index = perFile.firstIndex(where: { $0.file == marker.file }) {
+                perFile[index].count += 1
+            } else {
+                perFile.append((marker.file, 1))
+            }
+        }
+        let files = perFile.map { "\($0.count) in \($0.file)" }.joined(separator: ", ")
+        var kept: [String] = []
+        let inFiles = markers.filter(\.inFile).count, inSidecars = markers.filter(\.inSidecar).count
+        if inFiles > 0 { kept.append(inFiles == markers.count ? "in the files' cue chunks" : "\(inFiles) in cue chunks") }
+        if inSidecars > 0 { kept.append(inSidecars == markers.count ? "in the sidecars" : "\(inSidecars) in sidecars") }
+        let lost = markers.filter { !$0.inFile && !$0.inSidecar }.count
+        if lost > 0 { kept.append("\(lost) in no file (no cue chunk in this container; --sidecar keeps them)") }
+        return "markers: \(markers.count) (\(files)), \(kept.joined(separator: ", "))\n"
     }
 
     /// The server's skips, the plugins' failures, and connections never restored.

@@ -38,6 +38,10 @@ public enum AudioContainer: String, Sendable, CaseIterable {
     /// The file-name extension, without the dot.
     public var fileExtension: String { rawValue }
 
+    /// Whether the container's files carry markers in a `cue ` chunk (``CueChunks``): WAV and
+    /// RF64; the others keep them in the sidecar.
+    public var carriesCueChunks: Bool { self == .wav || self == .rf64 }
+
     /// Whether the codec discards information: Vorbis, Opus and MP3.
     public var isLossy: Bool {
         switch self {

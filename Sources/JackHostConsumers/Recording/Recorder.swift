@@ -66,6 +66,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public var isTakeOpen: Bool { takeOpen.load(ordering: .relaxed) }
     /// Every file created so far, in order.
     public var files: [String] { lock.withLock { _ in createdFiles } }
+    /// Every marker placed so far (``requestMarker(label:source:)``), in order.
+    public var markers: [TakeMarker] { lock.withLock { _ in placedMarkers } }
     /// The write error that stopped the recorder, if any.
     public var failure: RecorderError? { lock.withLock { _ in failureStorage } }
     /// Problems that did not stop the take (a sidecar that could not be written, a segment
@@ -91,8 +93,12 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private var pendingRotate: UInt64?
     private let removedCount = Atomic<Int>(0)
     private var pendingRemovals: [String] = []
+    private let markerRequests = MarkerRequests()
+    /// Markers whose cycle was reached, at their timeline position, until a write covers it (worker thread).
+    private var unplacedMarkers: [(position: Int64, request: MarkerRequests.Request)] = []
     private let lock = Mutex<Void>(())
     private var createdFiles: [String] = []
+    private var placedMarkers: [TakeMarker] = []
     private var failureStorage: RecorderError?
     private var pendingNotes: [String] = []
 
@@ -241,6 +247,13 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     }
     /// Files ended by ``requestRotate()`` so far.
     public var rotations: Int { rotationCount.load(ordering: .relaxed) }
+    /// Places a marker at the first frame of the cycle being captured now, in the segment that
+    /// holds that frame (see ``TakeMarker``); `label` nil or empty names it `marker N`. A marker
+    /// whose frame falls outside any take (a triggered recorder between takes) is not placed,
+    /// and a note says so. Any thread.
+    public func requestMarker(label: String?, source: String) {
+        markerRequests.add(label: label ?? "", source: source)
+    }
 
     /// JACK's microsecond clock now, which the blocks' cycle times use, so a request acts at the
     /// cycle captured when it came, however far behind the writer runs (blocks without a cycle
@@ -289,8 +302,13 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             if let writer, writer.isOpen { writer.xruns += 1 } else { preRoll?.noteLosses(droppedFrames: 0, xrun: true) }
         }
         rotateIfAsked(at: block)
+        let span = cycleSpan(of: block)
+        for request in markerRequests.take(reachedBy: span.start, cycleEnd: span.end) {
+            unplacedMarkers.append((start, request))
+        }
         feed(block.bytes.baseAddress!, frames: block.frameCount, at: start, block: block)
         nextPosition = start + Int64(block.frameCount)
+        noteMarkersOutsideTakes(before: nextPosition)
     }
 
     /// Closes the files, which writes their final headers.
@@ -379,6 +397,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
                 continue
             }
             let count = min(frames - done, room)
+            placeMarkers(before: writePosition + Int64(count), in: writer)
             let result = writer.write(bytes + done * encoding.bytesPerSample * format.channelCount, frames: count)
             written.add(result.written, ordering: .relaxed)
             writePosition += Int64(result.written)
@@ -406,7 +425,14 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
     }
 
-    /// Ends the segment at a split; the next write opens the next one.
+    /// When `block`'s cycle started and ended on the cycle clock (µs; 0 to 0 for a block without
+    /// a cycle time).
+    private func cycleSpan(of block: EncodedBlock) -> (start: UInt64, end: UInt64) {
+        let start = block.timestamp.microseconds
+        guard start != 0, let format else { return (start, start) }
+        return (start, start + UInt64((Double(block.frameCount) / max(format.sampleRate, 1) * 1e6).rounded(.up)))
+    }
+
     /// Ends the open file before `block` when a rotate request was stamped before the block's
     /// cycle ended (a block without a cycle time reaches every request).
     private func rotateIfAsked(at block: EncodedBlock) {
@@ -415,14 +441,49 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             seenRotateRequests = requests
             pendingRotate = rotateStamp.load(ordering: .relaxed)
         }
-        guard let stamp = pendingRotate, let format else { return }
-        let cycleStart = block.timestamp.microseconds
-        let cycleEnd = cycleStart + UInt64((Double(block.frameCount) / max(format.sampleRate, 1) * 1e6).rounded(.up))
-        guard cycleStart == 0 || stamp == 0 || stamp < cycleEnd else { return }
+        guard let stamp = pendingRotate else { return }
+        let span = cycleSpan(of: block)
+        guard MarkerRequests.reached(stamp, cycleStart: span.start, cycleEnd: span.end) else { return }
         pendingRotate = nil
         guard !takeFiles.isStandardOutput, let writer, writer.isOpen else { return }
         rotate()
         rotationCount.add(1, ordering: .relaxed)
+    }
+
+    /// Places the markers whose frame the open segment is about to write (from ``writePosition``
+    /// up to `end`): in its files' cue chunks where the container has one, and in its sidecar.
+    private func placeMarkers(before end: Int64, in writer: TakeWriter) {
+        guard unplacedMarkers.contains(where: { $0.position < end }), let timeline else { return }
+        let due = unplacedMarkers.filter { $0.position < end }
+        unplacedMarkers.removeAll { $0.position < end }
+        for (position, request) in due {
+            let frame = writer.frames + Int(max(0, position - writePosition))
+            let inFile = writer.carriesMarkers && frame <= Int(UInt32.max)
+            let marker = lock.withLock { _ in
+                let marker = TakeMarker(
+                    label: request.label.isEmpty ? "marker \(placedMarkers.count + 1)" : request.label, source: request.source,
+                    file: writer.paths.first ?? path, frame: frame, unixTime: timeline.wallClock(at: position), inFile: inFile,
+                    inSidecar: sidecarState != nil)
+                placedMarkers.append(marker)
+                return marker
+            }
+            if inFile { writer.addMarker(CueChunks.Point(frame: UInt32(frame), label: marker.label)) }
+            sidecarState?.sidecar.markers.append(TakeSidecar.Marker(marker))
+        }
+        if let (sidecarPath, state) = sidecarState, let reason = state.write(to: sidecarPath) {
+            note("cannot write the sidecar \(sidecarPath): \(reason)")
+        }
+    }
+
+    /// Says which markers could not be placed because no take was open at their frame (a
+    /// triggered recorder between takes, or a file that failed).
+    private func noteMarkersOutsideTakes(before end: Int64) {
+        guard unplacedMarkers.contains(where: { $0.position < end }) else { return }
+        for (position, request) in unplacedMarkers where position < end {
+            let name = request.label.isEmpty ? "a marker" : "marker \"\(request.label)\""
+            note("\(name) from \(request.source) not placed: no take was open at its frame")
+        }
+        unplacedMarkers.removeAll { $0.position < end }
     }
 
     private func rotate() {
@@ -544,13 +605,23 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Finalises the open segment (every file of it) and its sidecar, and reports them closed.
     private func closeSegment() {
         guard let writer, writer.isOpen else { return }
+        let segmentFile = writer.paths.first
         let summaries = writer.close()
+        if !writer.markerProblems.isEmpty {
+            for problem in writer.markerProblems { note("the markers are in the sidecar only, not in \(problem)") }
+            lock.withLock { _ in
+                for index in placedMarkers.indices where placedMarkers[index].file == segmentFile { placedMarkers[index].inFile = false }
+            }
+        }
         var finalised = summaries.map(\.path)
         if let (sidecarPath, state) = sidecarState {
             var complete = state
             complete.frames = summaries.first?.frames ?? 0
             complete.complete = true
             complete.losses = TakeSidecar.Losses(xruns: writer.xruns, droppedFrames: writer.droppedFrames)
+            if !writer.markerProblems.isEmpty {
+                for index in complete.markers.indices { complete.markers[index].inFile = false }
+            }
             if let reason = complete.write(to: sidecarPath) {
                 note("cannot write the sidecar \(sidecarPath): \(reason)")
             } else {

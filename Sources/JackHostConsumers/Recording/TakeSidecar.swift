@@ -18,6 +18,28 @@ struct TakeSidecar: Codable {
         var timeReference: UInt64
     }
 
+    /// A marker of the segment (see ``TakeMarker``).
+    struct Marker: Codable, Equatable {
+        var label: String
+        var source: String
+        /// Its frame in the segment's files.
+        var frame: Int
+        /// ISO 8601 local time of that frame, with microseconds and offset.
+        var wallClock: String
+        var unixTime: Double
+        /// Whether the files carry it in a `cue ` chunk too.
+        var inFile: Bool
+
+        init(_ marker: TakeMarker) {
+            label = marker.label
+            source = marker.source
+            frame = marker.frame
+            wallClock = TakeSidecar.iso8601(marker.unixTime)
+            unixTime = marker.unixTime
+            inFile = marker.inFile
+        }
+    }
+
     /// Losses inside the segment.
     struct Losses: Codable {
         var xruns: Int
@@ -36,6 +58,8 @@ struct TakeSidecar: Codable {
     var inputs: [RecorderInput]
     /// With `--keep`: the old segments removed when this one opened (absent without `--keep`).
     var removedByRetention: [String]?
+    /// The segment's markers, in order.
+    var markers: [Marker] = []
 
     /// `take.wav` → `take.wav.json`.
     static func path(forSegment basePath: String) -> String { basePath + ".json" }

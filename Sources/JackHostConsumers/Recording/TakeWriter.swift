@@ -35,8 +35,11 @@ final class TakeWriter {
         /// -1 for standard output (never synced).
         var descriptor: Int32
         /// The coding history to put back once libsndfile has closed the file (see
-        /// ``CodingHistoryPatch``); when set, jackhost, not libsndfile, closes `descriptor`.
+        /// ``CodingHistoryPatch``).
         var codingHistory: String? = nil
+        /// Whether jackhost, not libsndfile, closes `descriptor`: after the coding history and
+        /// the markers (``CueChunks``) are written.
+        var keepsDescriptor = false
     }
 
     let settings: Settings
@@ -49,6 +52,10 @@ final class TakeWriter {
     var droppedFrames = 0
     private var framesSinceHeaderUpdate = 0
     private var framesSinceSync = 0
+    /// The segment's markers, written into its WAV and RF64 files when they close.
+    private(set) var markers: [CueChunks.Point] = []
+    /// Why the last segment closed without its markers in a file, one line each.
+    private(set) var markerProblems: [String] = []
     /// One channel's samples, for channel files.
     private var scratch: UnsafeMutableRawPointer?
     private var scratchFrames = 0
@@ -64,6 +71,12 @@ final class TakeWriter {
     var isOpen: Bool { !files.isEmpty }
     /// The open files' paths.
     var paths: [String] { files.map(\.path) }
+    /// Whether the open segment's files take markers in a `cue ` chunk (WAV and RF64 files, not
+    /// standard output).
+    var carriesMarkers: Bool { files.contains { $0.keepsDescriptor } }
+
+    /// Adds a marker at `frame` of the open segment, written when it closes.
+    func addMarker(_ point: CueChunks.Point) { markers.append(point) }
 
     /// Opens libsndfile on each created file. On any failure the files opened so far are
     /// closed, every created regular file is removed, and the error is thrown.
@@ -106,7 +119,9 @@ final class TakeWriter {
             let removable = !isStandardOutput && TakeFiles.isRegularFile(file.path)
             // A file with a `bext` chunk keeps its descriptor past sf_close, for the coding history.
             let history = isStandardOutput ? nil : broadcast.flatMap { index < $0.count ? $0[index].codingHistory : nil }
-            let closedBySndfile = !isStandardOutput && history == nil
+            // WAV and RF64 keep it for the markers too.
+            let keepsDescriptor = !isStandardOutput && (history != nil || settings.container.carriesCueChunks)
+            let closedBySndfile = !isStandardOutput && !keepsDescriptor
             let handle = sf_open_fd(file.descriptor, Int32(SFM_WRITE), &info, Int32(closedBySndfile ? SF_TRUE : SF_FALSE))
             guard let handle else {
                 let reason = Recorder.libsndfileReason(nil)
@@ -130,12 +145,14 @@ final class TakeWriter {
             files.append(
                 OpenFile(
                     path: file.path, output: .sndfile(handle), descriptor: isStandardOutput ? -1 : file.descriptor,
-                    codingHistory: history))
+                    codingHistory: history, keepsDescriptor: keepsDescriptor))
         }
         self.format = format
         frames = 0
         xruns = 0
         droppedFrames = 0
+        markers = []
+        markerProblems = []
         framesSinceHeaderUpdate = 0
         framesSinceSync = 0
     }
@@ -143,7 +160,7 @@ final class TakeWriter {
     /// Closes the files after an open that failed part-way, removing the ones this segment created.
     private func abandon() {
         for file in files {
-            Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false)
+            _ = Self.close(file, markers: [], sync: false)
             if TakeFiles.isRegularFile(file.path) { unlink(file.path) }
         }
         files.removeAll()
@@ -207,23 +224,33 @@ final class TakeWriter {
         let summaries = files.map {
             RecorderFileSummary(path: $0.path, frames: frames, xruns: xruns, droppedFrames: droppedFrames)
         }
-        for file in files { Self.close(file, sync: settings.syncSeconds.map { $0 > 0 } ?? false) }
+        let sync = settings.syncSeconds.map { $0 > 0 } ?? false
+        markerProblems = []
+        for file in files {
+            if let problem = Self.close(file, markers: markers, sync: sync) { markerProblems.append("\(file.path): \(problem)") }
+        }
         files.removeAll()
         return summaries
     }
 
     /// Finalises one file: libsndfile writes its header for the last time, then the coding
-    /// history is made one true line again (synced with `sync`) and the descriptor closed; W64
-    /// closes itself.
-    private static func close(_ file: OpenFile, sync: Bool) {
+    /// history is made one true line again, the markers are appended (synced with `sync`) and
+    /// the descriptor closed; W64 closes itself.
+    ///
+    /// - Returns: Why the markers could not be written into the file, if they could not.
+    private static func close(_ file: OpenFile, markers: [CueChunks.Point], sync: Bool) -> String? {
         switch file.output {
         case .sndfile(let handle):
             sf_close(handle)
-            if let history = file.codingHistory {
-                CodingHistoryPatch.apply(history, to: file.descriptor, sync: sync)
-                Glibc.close(file.descriptor)
-            }
-        case .wave64(let writer): writer.close()
+            guard file.keepsDescriptor else { return nil }
+            if let history = file.codingHistory { CodingHistoryPatch.apply(history, to: file.descriptor, sync: sync) }
+            let problem = CueChunks.append(markers, to: file.descriptor)
+            if sync && !markers.isEmpty { fdatasync(file.descriptor) }
+            Glibc.close(file.descriptor)
+            return problem
+        case .wave64(let writer):
+            writer.close()
+            return nil
         }
     }
 

@@ -54,7 +54,7 @@ enum CommandCatalog {
         options: CommandTables.info, positional: .none)
     static let record = CommandEntry(
         name: "record", synopsis: "[FILE] [OPTIONS]",
-        summary: "Record every input to FILE. Meters show when stdout is a terminal.",
+        summary: "Record every input to FILE. Meters show when stdout is a terminal; at a terminal, m drops a marker and r rotates the file.",
         options: CommandTables.record, positional: .file)
     static let meter = CommandEntry(
         name: "meter", synopsis: "[OPTIONS]",

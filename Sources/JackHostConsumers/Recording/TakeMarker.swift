@@ -19,6 +19,7 @@ public struct TakeMarker: Equatable, Sendable, Codable {
     /// Whether the segment's sidecar (`--sidecar`) carries it.
     public var inSidecar: Bool
 
+    /// Creates a marker (the recorder makes them; tests and tools that read sidecars may too).
     public init(label: String, source: String, file: String, frame: Int, unixTime: Double, inFile: Bool, inSidecar: Bool) {
         self.label = label
         self.source = source

@@ -1,0 +1,111 @@
+import Foundation
+import JackHost
+import JackHostTesting
+import XCTest
+
+/// jackhost at a terminal: `m` drops a marker, `r` rotates the file, the meter shows the keys,
+/// and the terminal is as it was afterwards. The markers are read back from the WAV files by an
+/// independent reader (a RIFF walker in Python, not libsndfile and not jackhost's code) and
+/// from the sidecars.
+final class KeyboardControlTests: XCTestCase {
+    var workDirectory: URL!
+
+    override func setUpWithError() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    private func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
+
+    func testKeysDropMarkersAndRotateWhereAReaderFindsThem() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let run = try TerminalRun.run(
+                ["record", path("take.wav"), "-s", server.name, "--sidecar", "--connect", "jhgen:out_.*"],
+                steps: ["wait capturing", "sleep 1", "key m", "sleep 0.6", "key r", "sleep 0.6", "key m", "sleep 0.5", "signal INT"],
+                directory: workDirectory)
+            XCTAssertEqual(run.status, 0, run.output)
+            XCTAssertTrue(run.output.contains("keys: m marker  r rotate"), "the meter shows the keys:\n\(run.output)")
+            XCTAssertFalse(run.canonicalWhileRunning || run.echoWhileRunning, "keys are read one at a time, unechoed")
+            XCTAssertTrue(run.canonicalAfter && run.echoAfter, "the terminal is as it was afterwards")
+            let files = [path("take.wav"), path("take-0002.wav")]
+            for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: file), "\(file)\n\(run.output)") }
+
+            let cues = try files.map(independentCues)
+            XCTAssertEqual(cues.map { $0.map(\.label) }, [["marker 1"], ["marker 2"]], run.output)
+            let frames = cues.map { $0.first?.frame ?? -1 }
+            XCTAssertTrue(frames.allSatisfy { $0 >= 0 && $0 % 256 == 0 }, "on the first frame of a cycle: \(frames)")
+            // The first file starts at about the "capturing" line, the second at the rotate key.
+            XCTAssertEqual(Double(frames[0]) / 48000, run.keyTimes[0], accuracy: 0.35, "\(frames) \(run.keyTimes)")
+            XCTAssertEqual(Double(frames[1]) / 48000, run.keyTimes[2] - run.keyTimes[1], accuracy: 0.35, "\(frames) \(run.keyTimes)")
+            for (file, frame) in zip(files, frames) {
+                let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file + ".json"))) as? [String: Any]
+                let markers = try XCTUnwrap(sidecar?["markers"] as? [[String: Any]])
+                XCTAssertEqual(markers.compactMap { $0["frame"] as? Int }, [frame], "the sidecar agrees")
+                XCTAssertEqual(markers.compactMap { $0["source"] as? String }, ["keyboard"])
+            }
+            // The audio is whole: both files read as the generator's sequence, end to end.
+            let first = try AudioFileCheck.readWithSox(files[0], channels: 2)
+            let second = try AudioFileCheck.readWithSox(files[1], channels: 2)
+            let joined = zip(first, second).map { $0 + $1 }
+            let start = try XCTUnwrap(joined[0].firstIndex { $0 != 0 })
+            let report = SequenceCheck.verifyEachChannel(joined.map { Array($0[(start + 256)...]) })
+            XCTAssertNil(report.firstMismatch, "the rotation lost or repeated nothing: \(report.description)")
+            XCTAssertTrue(
+                run.output.contains("markers: 2 (1 in \(files[0]), 1 in \(files[1])), in the files' cue chunks, in the sidecars"),
+                run.output)
+        }
+    }
+
+    struct Cue: Equatable {
+        var frame: Int
+        var label: String
+    }
+
+    /// The cue points of a WAV or RF64 file with their `labl` names, read by Python's struct
+    /// module walking the chunks (the RIFF size must cover them).
+    private func independentCues(_ file: String) throws -> [Cue] {
+        let script = #"""
+            import struct, sys
+            data = open(sys.argv[1], "rb").read()
+            form, size, wave = struct.unpack("<4sI4s", data[:12])
+            assert wave == b"WAVE", "not WAVE"
+            if form == b"RF64":
+                size = struct.unpack("<Q", data[20:28])[0]
+                data_size = struct.unpack("<Q", data[28:36])[0]
+            assert size == len(data) - 8, "RIFF size %d for a file of %d bytes" % (size, len(data))
+            offset, points, labels = 12, [], {}
+            while offset + 8 <= len(data):
+                name, length = struct.unpack("<4sI", data[offset:offset + 8])
+                if name == b"data" and form == b"RF64": length = data_size
+                body = data[offset + 8:offset + 8 + length]
+                if name == b"cue ":
+                    count = struct.unpack("<I", body[:4])[0]
+                    for i in range(count):
+                        ident, _, chunk, _, _, sample = struct.unpack("<II4sIII", body[4 + 24 * i:28 + 24 * i])
+                        assert chunk == b"data"
+                        points.append((ident, sample))
+                if name == b"LIST" and body[:4] == b"adtl":
+                    sub = 4
+                    while sub + 8 <= len(body):
+                        kind, sublen = struct.unpack("<4sI", body[sub:sub + 8])
+                        if kind == b"labl":
+                            ident = struct.unpack("<I", body[sub + 8:sub + 12])[0]
+                            labels[ident] = body[sub + 12:sub + 8 + sublen].split(b"\0")[0].decode()
+                        sub += 8 + sublen + (sublen & 1)
+                offset += 8 + length + (length & 1)
+            for ident, sample in points: print("%d\t%s" % (sample, labels.get(ident, "")))
+            """#
+        let result = try JACKFixture.run("/usr/bin/python3", ["-c", script, file], timeout: 20)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout.split(separator: "\n").map { line in
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            return Cue(frame: Int(parts[0]) ?? -1, label: parts.count > 1 ? String(parts[1]) : "")
+        }
+    }
+}

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -553,6 +554,221 @@ def case_callback(b: Bench):
         lines.append(f"| {peer} | " + " | ".join(", ".join(str(x[k]) if x else "n/a" for x in vals)
                                                 for k in ("p50", "p99", "max")) +
                      f" | {max((x['max'] for x in vals if x), default='n/a')} |")
+    b.details.append("\n".join(lines) + "\n")
+
+
+def realtime_thread_runtime(pid):
+    """Nanoseconds on a CPU of pid's SCHED_FIFO and SCHED_RR threads (a JACK client's process
+    thread) from /proc/PID/task/TID/schedstat, and how many there are; None once it is gone."""
+    total, found = 0, 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            # After the ")" of the command name the fields start at field 3; policy is field 41.
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[38]) in (1, 2):
+                total += int((task / "schedstat").read_text().split()[0])
+                found += 1
+        except (OSError, ValueError, IndexError):
+            continue
+    return total, found
+
+
+def case_rtcpu(b: Bench):
+    """Issue 25, item 3: the real-time thread's CPU per cycle and the callback's p99, jackhost
+    against cfair doing the same real-time work, at 2, 8 and 64 channels x 64 frames."""
+    rounds = 3 if b.quick else 5
+    seconds, warm, tail = (4.0, 1.5, 0.8) if b.quick else (8.0, 2.0, 1.0)
+    period = 64
+    cycle_us = 1e6 * period / RATE
+    lines = ["### 2b. The real-time thread's CPU per cycle, by width\n",
+             f"`jackhost run --meter --record F --callback-time` against cfair `--record F --callback-time` (the same "
+             f"real-time work in plain C: the meter, one ring copy for the recorder), on a `jackd -R` dummy server, "
+             f"48 kHz, {period}-frame periods (the capture ports' silence; the work does not depend on the values), "
+             f"{seconds:g} s per run, {rounds} rounds, the order reversed every other round. CPU = nanoseconds on a "
+             f"CPU of the client's SCHED_FIFO threads (its JACK process thread) from /proc/PID/task/TID/schedstat, "
+             f"from {warm:g} s after the start to {tail:g} s before the end, per cycle of that window. p99: each "
+             "client's own callback timer (jack_get_time at entry and exit). Medians over the rounds.\n",
+             "| channels | subject | CPU us/cycle per round | callback p99 us per round | RT threads |",
+             "|---|---|---|---|---|"]
+    for channels in (2, 8, 64):
+        b.log(f"case 2b: real-time thread CPU, {channels} ch x {period} frames, {rounds} rounds")
+        server = b.start_server(period, channels, realtime=True)
+        cpu = {"jackhost": [], "cfair": []}
+        p99 = {"jackhost": [], "cfair": []}
+        threads = {"jackhost": set(), "cfair": set()}
+        try:
+            for r in range(rounds):
+                for subject in b.alternate(r, ["jackhost", "cfair"]):
+                    tag = f"rtcpu-{channels}-{subject}-{r}"
+                    target = b.work / f"{tag}.{'wav' if subject == 'jackhost' else 'raw'}"
+                    if subject == "jackhost":
+                        cmd = b.jackhost("run", "--meter", "--record", target, "--overwrite", "--callback-time", "-s",
+                                         server[0], "-n", "jhb_rt", "-c", str(channels), "--duration", f"{seconds:g}")
+                        env = b.jackhost_env()
+                    else:
+                        cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_rtc", "-c", str(channels), "--frames",
+                               str(int(seconds * RATE)), "--record", target, "--callback-time"]
+                        env = b.env
+                    out_path, err_path = b.work / f"{tag}.out", b.work / f"{tag}.err"
+                    with open(out_path, "w") as out, open(err_path, "w") as err:
+                        proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
+                        started = time.monotonic()
+                        first = last = None
+                        while proc.poll() is None and time.monotonic() < started + seconds + 30:
+                            now = time.monotonic() - started
+                            if first is None and now >= warm:
+                                first = (realtime_thread_runtime(proc.pid), time.monotonic())
+                            if first is not None and last is None and now >= seconds - tail:
+                                last = (realtime_thread_runtime(proc.pid), time.monotonic())
+                            time.sleep(0.01)
+                        code = b.procs.wait(proc, 30)
+                    target.unlink(missing_ok=True)
+                    parsed = parse_callback(err_path.read_text(errors="replace")) if code == 0 else None
+                    p99[subject].append(parsed["p99"] if parsed else None)
+                    if code == 0 and first and last and first[0] and last[0] and last[0][1] > 0:
+                        window = last[1] - first[1]
+                        cpu[subject].append((last[0][0] - first[0][0]) / 1e3 / (window * RATE / period))
+                        threads[subject].add(last[0][1])
+                    else:
+                        b.log(f"  {tag}: exit {code}, no CPU window")
+                        cpu[subject].append(None)
+        finally:
+            b.stop_server(server)
+        for subject in cpu:
+            lines.append(f"| {channels} | {subject} | " + ", ".join(fmt(x) for x in cpu[subject]) + " | " +
+                         ", ".join(fmt(x) for x in p99[subject]) + f" | {', '.join(map(str, sorted(threads[subject])))} |")
+        ours, theirs = b.median(cpu["jackhost"]), b.median(cpu["cfair"])
+        b.row(f"2b. Real-time thread, {channels} ch x {period} fr, meter+record", "CPU per cycle vs fair C",
+              f"{fmt(ours)} us", f"C fair {fmt(theirs)} us", f"{ours / theirs:.2f}" if ours and theirs else "n/a",
+              "<= 1.0", "PASS" if ours and theirs and ours / theirs <= 1.0 else "FAIL")
+        ours, theirs = b.median(p99["jackhost"]), b.median(p99["cfair"])
+        b.row(f"2b. Real-time thread, {channels} ch x {period} fr, meter+record", "callback p99 vs fair C",
+              f"{fmt(ours)} us", f"C fair {fmt(theirs)} us", f"{ours / theirs:.2f}" if ours and theirs else "n/a",
+              "<= 1.1", "PASS" if ours and theirs and ours / theirs <= 1.1 else "FAIL")
+    lines.append(f"\nOne cycle is {cycle_us:.0f} us.\n")
+    b.details.append("\n".join(lines) + "\n")
+
+
+PROFILE_STAGES = [
+    # (stage, test on (dso, symbol)), first match wins; the order of the table.
+    ("kernel: wake-up, switch, futex", lambda dso, sym: dso.startswith("[kernel")),
+    ("libjack and its futex calls", lambda dso, sym: "libjack" in dso or sym in ("syscall",)),
+    ("clock reads (libjack's timing)", lambda dso, sym: "clock_gettime" in sym or dso == "[vdso]"),
+    ("channel copies (memmove)", lambda dso, sym: "memmove" in sym or "memcpy" in sym),
+    ("meter", lambda dso, sym: "LevelMeter" in sym or "measure" in sym),
+    ("ring writes", lambda dso, sym: "AudioBlockRing" in sym or "DeferredConsumerRunner" in sym or "prefetch" in sym),
+    ("engine: buffers, times, counters", lambda dso, sym: "CaptureEngine" in sym or "cjack_rt" in sym),
+    ("Swift runtime", lambda dso, sym: "libswift" in dso),
+    ("cfair's callback (all its own work)", lambda dso, sym: dso == "cfair"),
+    ("other", lambda dso, sym: True),
+]
+
+
+def perf_breakdown(data_path, env):
+    """{stage: samples} from `perf report` on one recording, and the total."""
+    report = subprocess.run(["perf", "report", "-i", str(data_path), "--stdio", "--no-children", "--sort", "dso,symbol",
+                             "--show-nr-samples", "-g", "none"], capture_output=True, text=True, env=env).stdout
+    stages = {name: 0 for name, _ in PROFILE_STAGES}
+    total = 0
+    for line in report.splitlines():
+        m = re.match(r"^\s+[\d.]+%\s+(\d+)\s+(\S+)\s+\[.\]\s+(.*?)\s*$", line)
+        if not m:
+            continue
+        samples, dso, sym = int(m.group(1)), m.group(2), m.group(3)
+        total += samples
+        for name, test in PROFILE_STAGES:
+            if test(dso, sym):
+                stages[name] += samples
+                break
+    return stages, total
+
+
+def case_profile(b: Bench):
+    """Issue 25, item 2: where the real-time thread's time goes, by stage, jackhost beside cfair:
+    `perf record` (cpu-clock, the only event a VM without PMU offers) on each client's SCHED_FIFO
+    thread alone, for a window of steady running."""
+    if shutil.which("perf") is None:
+        b.row("2c. Profile of the real-time thread", "breakdown", "perf is not installed", "-", "-", "(info)", "-")
+        return
+    frequency = 20000
+    seconds, window = (6.0, 3.0) if b.quick else (12.0, 8.0)
+    period = 64
+    rounds = 1 if b.quick else 2
+    lines = ["### 2c. Where the real-time thread's time goes\n",
+             f"`perf record -e cpu-clock -F {frequency} -t TID` on the client's SCHED_FIFO thread (its JACK process "
+             f"thread) for {window:g} s of steady running, jackhost `run --meter --record F` beside cfair `--record F` "
+             f"(the same work in C), {period}-frame periods on a `jackd -R` dummy server, {rounds} round(s), the "
+             "order reversed every other round; samples summed over the rounds. Each stage's samples are turned into "
+             "microseconds per cycle (samples / frequency / cycles in the window). The kernel, libjack and clock rows "
+             "are JACK's own cost of waking a client, the same for any client; the rows below them are the client's "
+             "own work. This machine is a VM with no hardware counters, so cpu-clock sampling is what there is.\n"]
+    for channels in (2, 64):
+        b.log(f"case 2c: profile, {channels} ch x {period} frames")
+        server = b.start_server(period, channels, realtime=True)
+        totals = {"jackhost": None, "cfair": None}
+        cycles = {"jackhost": 0, "cfair": 0}
+        try:
+            for r in range(rounds):
+                for subject in b.alternate(r, ["jackhost", "cfair"]):
+                    tag = f"profile-{channels}-{subject}-{r}"
+                    target = b.work / f"{tag}.{'wav' if subject == 'jackhost' else 'raw'}"
+                    if subject == "jackhost":
+                        cmd = b.jackhost("run", "--meter", "--record", target, "--overwrite", "-s", server[0], "-n",
+                                         "jhb_prof", "-c", str(channels), "--duration", f"{seconds:g}")
+                        env = b.jackhost_env()
+                    else:
+                        cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_profc", "-c", str(channels), "--frames",
+                               str(int(seconds * RATE)), "--record", target]
+                        env = b.env
+                    data = b.work / f"{tag}.perf"
+                    with open(b.work / f"{tag}.out", "w") as out, open(b.work / f"{tag}.err", "w") as err:
+                        proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
+                        time.sleep(min(2.0, seconds - window - 0.5))
+                        tids = [t.name for t in Path(f"/proc/{proc.pid}/task").iterdir()
+                                if int((t / "stat").read_text().rsplit(")", 1)[1].split()[38]) in (1, 2)]
+                        if tids:
+                            subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-t",
+                                            ",".join(tids), "-o", str(data), "--", "sleep", f"{window:g}"],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=b.env)
+                        code = b.procs.wait(proc, seconds + 30)
+                    target.unlink(missing_ok=True)
+                    if code != 0 or not tids or not data.exists():
+                        b.log(f"  {tag}: exit {code}, threads {tids}: no profile")
+                        continue
+                    stages, _ = perf_breakdown(data, b.env)
+                    data.unlink(missing_ok=True)
+                    if totals[subject] is None:
+                        totals[subject] = stages
+                    else:
+                        for name in stages:
+                            totals[subject][name] += stages[name]
+                    cycles[subject] += window * RATE / period
+        finally:
+            b.stop_server(server)
+        def per_cycle(subject, name):
+            if not totals[subject] or not cycles[subject]:
+                return None
+            return totals[subject][name] / frequency / cycles[subject] * 1e6
+        lines += [f"\n{channels} channels x {period} frames (us per cycle):\n", "| stage | jackhost | cfair |",
+                  "|---|---|---|"]
+        own = {"jackhost": 0.0, "cfair": 0.0}
+        for index, (name, _) in enumerate(PROFILE_STAGES):
+            values = [per_cycle(subject, name) for subject in ("jackhost", "cfair")]
+            if all(v is None or v == 0 for v in values):
+                continue
+            lines.append(f"| {name} | {fmt(values[0])} | {fmt(values[1])} |")
+            if index >= 3:
+                for subject, value in zip(("jackhost", "cfair"), values):
+                    own[subject] += value or 0
+        lines.append(f"| **the client's own work** (rows from the channel copies down) | {fmt(own['jackhost'])} | "
+                     f"{fmt(own['cfair'])} |")
+        b.row(f"2c. Profile, {channels} ch x {period} fr, meter+record", "own work per cycle vs fair C (perf)",
+              f"{fmt(own['jackhost'])} us", f"C fair {fmt(own['cfair'])} us",
+              f"{own['jackhost'] / own['cfair']:.2f}" if own["cfair"] else "n/a", "(info)", "-")
     b.details.append("\n".join(lines) + "\n")
 
 
@@ -1370,7 +1586,7 @@ def write_report(b: Bench, path: Path, elapsed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,kernels,recording,stall,sync,fwrec,rtsan,isolation")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,rtcpu,profile,kernels,recording,stall,sync,fwrec,rtsan,isolation")
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
@@ -1394,7 +1610,7 @@ def main():
     Path(args.shm).mkdir(parents=True, exist_ok=True)
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
-    cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("kernels", case_kernels),
+    cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("rtcpu", case_rtcpu), ("profile", case_profile), ("kernels", case_kernels),
              ("recording", case_recording), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan),
              ("isolation", case_isolation)]
     only = set(filter(None, args.only.split(",")))

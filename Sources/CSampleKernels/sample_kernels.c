@@ -29,17 +29,27 @@ size_t jh_wire_bytes_per_sample(jh_wire_format format) {
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-int jh_sample_kernels_cpu_has_avx2(void) {
+/// Whether the CPU has AVX2, found once before main (-1 until then).
+static int jh_cpu_avx2 = -1;
+
+static int jh_detect_cpu_avx2(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
-// Runs before main (and before any Swift code), so the flag is a plain global by the time
-// anything reads it: no lazy initialisation on any thread.
+// A plain load after start-up: the meter's precondition asks it every cycle, and asking the
+// CPU each time (__builtin_cpu_init) cost the real-time thread a call chain per cycle.
+int jh_sample_kernels_cpu_has_avx2(void) {
+    return jh_cpu_avx2 >= 0 ? jh_cpu_avx2 : jh_detect_cpu_avx2();
+}
+
+// Runs before main (and before any Swift code), so the flags are plain globals by the time
+// anything reads them: no lazy initialisation on any thread.
 __attribute__((constructor)) static void jh_sample_kernels_detect(void) {
+    jh_cpu_avx2 = jh_detect_cpu_avx2();
     const char *choice = getenv("JACKHOST_SIMD");
     int portable = choice != NULL && strcmp(choice, "portable") == 0;
-    jh_sample_kernels_avx2 = !portable && jh_sample_kernels_cpu_has_avx2();
+    jh_sample_kernels_avx2 = !portable && jh_cpu_avx2;
 }
 
 #define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))

@@ -39,7 +39,7 @@ final class CaptureEngine: @unchecked Sendable {
     /// `expectedFrameTime` published for the supervisor: the value plus one, 0 for none.
     private let publishedExpectedFrameTime = Atomic<UInt64>(0)
 
-    /// Cycles completed.
+    /// Cycles completed. The counters below are written by the process thread only (``Atomic/addFromSoleWriter(_:)``).
     let cycles = Atomic<Int>(0)
     /// Frames captured and delivered (every cycle's frame count, up to the frame limit).
     let capturedFrames = Atomic<Int>(0)
@@ -133,8 +133,8 @@ final class CaptureEngine: @unchecked Sendable {
             let jump = Int(Int32(bitPattern: times.frames &- expected))
             if jump > 0 && jump < 1 << 24 {
                 gap = jump
-                timelineGapFrames.add(jump, ordering: .relaxed)
-                timelineGaps.add(1, ordering: .relaxed)
+                timelineGapFrames.addFromSoleWriter(jump)
+                timelineGaps.addFromSoleWriter(1)
             }
         }
         expectedFrameTime = times.frames &+ frames
@@ -171,8 +171,8 @@ final class CaptureEngine: @unchecked Sendable {
             if exchanged { break }
             remainingGrace = original
         }
-        capturedFrames.add(max(deliverable, 0), ordering: .relaxed)
-        cycles.add(1, ordering: .relaxed)
+        capturedFrames.addFromSoleWriter(max(deliverable, 0))
+        cycles.addFromSoleWriter(1)
     }
 
     /// **Real-time safe.** Counts an xrun, unless it falls in a freewheel transition.

@@ -21,7 +21,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     let droppedFrames = Atomic<Int>(0)
     /// Frames delivered to the consumer, since start.
     let deliveredFrames = Atomic<Int>(0)
-    /// Frames accepted into the ring, since start.
+    /// Frames accepted into the ring, since start (written by the process thread only).
     let acceptedFrames = Atomic<Int>(0)
     /// When true, a full ring makes the real-time side wait instead of dropping (freewheel only).
     let backpressure = Atomic<Bool>(false)
@@ -67,7 +67,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     func push(_ buffers: AudioBufferListView, timestamp: AudioTimestamp) {
         if ring.write(buffers, timestamp: timestamp, droppedFramesBefore: pendingDropped) {
             pendingDropped = 0
-            acceptedFrames.add(buffers.frameCount, ordering: .relaxed)
+            acceptedFrames.addFromSoleWriter(buffers.frameCount)
             return
         }
         if backpressure.load(ordering: .relaxed) {
@@ -80,7 +80,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             while backpressure.load(ordering: .relaxed) && !stopRequested.load(ordering: .relaxed) {
                 if ring.write(buffers, timestamp: timestamp, droppedFramesBefore: pendingDropped) {
                     pendingDropped = 0
-                    acceptedFrames.add(buffers.frameCount, ordering: .relaxed)
+                    acceptedFrames.addFromSoleWriter(buffers.frameCount)
                     return
                 }
                 sched_yield()

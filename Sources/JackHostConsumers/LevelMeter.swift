@@ -50,6 +50,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     private let windowEpoch = Atomic<Int>(0)
     /// The epoch the real-time side last applied (real-time thread only).
     private var appliedEpoch = 0
+    /// ``channelCount`` for the real-time side: a private property, so that reading it needs no
+    /// dynamic exclusivity check (`swift_beginAccess`, which walks thread-local storage) as
+    /// reading the public one does.
+    private var realtimeChannelCount = 0
     /// Serialises `prepare` (which may run again after a reconnect) against the display
     /// side's reads. The real-time side never takes it: it only runs between prepare and finish.
     private let displayLock = Lock()
@@ -97,6 +101,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         realtimeStates = .allocate(capacity: format.channelCount)
         _ = realtimeStates.initialize(from: states.map { Unmanaged.passUnretained($0) })
         channelCount = format.channelCount
+        realtimeChannelCount = format.channelCount
         self.format = format
         appliedEpoch = windowEpoch.load(ordering: .relaxed)
         // The first call into generic SIMD code instantiates type metadata under a runtime
@@ -111,7 +116,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         let epoch = windowEpoch.load(ordering: .relaxed)
         let newWindow = epoch != appliedEpoch
         appliedEpoch = epoch
-        let channels = min(block.channelCount, channelCount)
+        let channels = min(block.channelCount, realtimeChannelCount)
         LevelMeter.measure(
             block.buffers, channels: channels, peaks: blockPeaks, sums: blockSums, clips: blockClips,
             using: kernels)

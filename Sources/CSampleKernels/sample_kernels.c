@@ -299,12 +299,6 @@ AVX2_FUNCTION void jh_avx2_encode(jh_wire_format format, const float *const *cha
 
 // --- Prefetching (any CPU) ----------------------------------------------------------------
 
-void jh_prefetch_for_write(const void *start, size_t bytes) {
-    const char *line = (const char *)((uintptr_t)start & ~(uintptr_t)63);
-    const char *end = (const char *)start + bytes;
-    for (; line < end; line += 64) __builtin_prefetch(line, 1, 3);
-}
-
 // --- The meter ------------------------------------------------------------------------------
 
 // Compiled without FMA on purpose: x*x + sum must round twice, as the portable Swift code does.

@@ -92,8 +92,8 @@ public final class AudioBlockRing: @unchecked Sendable {
         // The ring is far larger than the caches, so plain stores into it miss: a
         // read-for-ownership per 64 bytes, in the real-time thread. Measured (BENCHMARKS.md,
         // F8): for long runs per channel, streaming stores, which skip that read, win; for
-        // short ones (a 64-frame period is 256 bytes a channel) plain stores plus a prefetch
-        // of the region the next block will take win, and streaming stores lose.
+        // short ones (a 64-frame period is 256 bytes a channel) plain stores win. A prefetch of
+        // the next block's region, once used here, did not pay (F8, issue 25): it is gone.
         let streaming = frames >= AudioBlockRing.streamingFrames
         for channel in 0..<channelCount {
             let source = block.channelPointers[channel]
@@ -105,12 +105,6 @@ public final class AudioBlockRing: @unchecked Sendable {
         }
         if streaming {
             jh_store_fence()  // the samples before the header's release store
-        } else {
-            let nextOffset = (writerPosition + frames) % capacityFrames
-            let nextFrames = min(frames, capacityFrames - nextOffset)
-            for channel in 0..<channelCount {
-                jh_prefetch_for_write(samples + channel * capacityFrames + nextOffset, nextFrames * MemoryLayout<Float>.stride)
-            }
         }
         let header = AudioBlockHeader(
             startFrame: writerPosition, frameCount: frames,

@@ -94,7 +94,7 @@ final class AudioBlockRingTests: XCTestCase {
 
     func testStreamingAndPlainCopiesBothSurviveWraparoundBitExact() {
         // Blocks of 256 frames and more go in with streaming stores, shorter ones with plain
-        // stores and a prefetch; mix both across many wraps of an odd-sized ring.
+        // stores; mix both across many wraps of an odd-sized ring.
         let ring = AudioBlockRing(channelCount: 5, minimumFrames: 1000)
         XCTAssertEqual(ring.capacityFrames, 1000)
         var written = 0, read = 0, mismatches = 0

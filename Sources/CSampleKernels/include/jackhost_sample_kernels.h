@@ -72,11 +72,6 @@ void jh_avx2_measure_channels(const float *const *channels, size_t channel_count
 /// Real-time safe: no allocation, no lock, no system call.
 void jh_copy_floats_streaming(float *destination, const float *source, size_t count);
 
-/// Asks the CPU to bring the cache lines of [start, start + bytes) in for writing, without
-/// waiting for them (one prefetch instruction per 64-byte line). A ring writer calls it for the
-/// region the next block will take, so that block's stores do not miss.
-void jh_prefetch_for_write(const void *start, size_t bytes);
-
 /// Orders the streaming stores before every later store (sfence), so a reader that sees a
 /// later release store sees the copied samples.
 void jh_store_fence(void);

@@ -319,6 +319,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public func handle(_ event: AudioSessionEvent) {
         guard event == .serverLost else { return }
         closeSegment()
+        // Their positions are on the lost session's timeline; the next one starts afresh.
+        noteMarkersOutsideTakes(before: .max)
         timeline = nil
         preRoll?.clear()
         gate?.setRecording(false)

@@ -665,7 +665,7 @@ def case_rtcpu(b: Bench):
 PROFILE_STAGES = [
     # (stage, test on (dso, symbol)), first match wins; the order of the table.
     ("kernel: wake-up, switch, futex", lambda dso, sym: dso.startswith("[kernel")),
-    ("libjack and its futex calls", lambda dso, sym: "libjack" in dso or sym in ("syscall",)),
+    ("libjack and its futex calls", lambda dso, sym: "libjack" in dso or sym == "syscall"),
     ("clock reads (libjack's timing)", lambda dso, sym: "clock_gettime" in sym or dso == "[vdso]"),
     ("channel copies (memmove)", lambda dso, sym: "memmove" in sym or "memcpy" in sym),
     ("meter", lambda dso, sym: "LevelMeter" in sym or "measure" in sym),
@@ -687,7 +687,8 @@ def perf_breakdown(data_path, env):
         m = re.match(r"^\s+[\d.]+%\s+(\d+)\s+(\S+)\s+\[.\]\s+(.*?)\s*$", line)
         if not m:
             continue
-        samples, dso, sym = int(m.group(1)), m.group(2), m.group(3)
+        # perf pads each line with empty columns ("-      -"): the symbol is what comes before them.
+        samples, dso, sym = int(m.group(1)), m.group(2), re.sub(r"(\s+-)+$", "", m.group(3))
         total += samples
         for name, test in PROFILE_STAGES:
             if test(dso, sym):
@@ -895,6 +896,96 @@ def sndfile_frames(path):
         return None
     m = re.search(r"^Frames\s*:\s*(\d+)", out, re.M)
     return int(m.group(1)) if m else None
+
+
+ENCODER_LIMITS = {"flac": 8, "ogg": 255, "opus": 255, "mp3": 2}   # channels per file (AudioContainer)
+JACK_CAPTURE_FORMATS = {"flac": (["-f", "flac"], 8), "ogg": (["-f", "ogg"], 255), "mp3": (["-mp3"], 2)}
+
+
+def case_encoders(b: Bench):
+    """Issue 25, item 5: the most channels each encoder records in real time, jackhost beside
+    jack_capture where it writes the format."""
+    seconds = 4.0 if b.quick else 10.0
+    ladder = (2, 8, 32) if b.quick else (2, 8, 16, 32, 64, 128)
+    period = 256
+    slack = 3.0   # start-up and the final flush: a writer that fell behind finishes later than this
+    lines = ["### 5e. Encoders in real time, 48 kHz, period 256\n",
+             f"The most channels, from the ladder {', '.join(map(str, ladder))}, recorded in real time on a `jackd -R` "
+             f"dummy server ({seconds:g} s runs of the capture ports) with no dropped frame, every frame in the file "
+             f"(within 1 % or 4096 frames for the lossy codecs, whose encoders pad), and the run over within {slack:g} s "
+             "of its duration: a writer that cannot keep up falls behind and finishes late, or drops, whatever its "
+             "buffer. jackhost writes one file where the container takes the width (FLAC 8 channels, MP3 2) and "
+             "`--channel-files` beyond it; jack_capture writes one file and cannot go past those limits, nor write "
+             "Opus. Default quality for both; one writer thread each.\n",
+             "| format | channels | peer | exit | seconds | frames | dropped | keeps up |", "|---|---|---|---|---|---|---|---|"]
+    best = {}
+    for fmt_name in ("flac", "ogg", "opus", "mp3"):
+        for peer in ("jackhost", "jack_capture"):
+            if peer == "jack_capture" and fmt_name not in JACK_CAPTURE_FORMATS:
+                best[(fmt_name, peer)] = None
+                continue
+            best[(fmt_name, peer)] = 0
+    def alive(key, index):
+        """Whether (format, peer) passed every rung below `index` (and can go on)."""
+        value = best[key]
+        return value is not None and (index == 0 or value == ladder[index - 1])
+    for index, channels in enumerate(ladder):
+        if not any(alive(key, index) and (key[1] == "jackhost" or channels <= JACK_CAPTURE_FORMATS[key[0]][1])
+                   for key in best):
+            break
+        b.log(f"case 5e: encoders at {channels} channels")
+        server = b.start_server(period, channels, realtime=True)
+        try:
+            for fmt_name in ("flac", "ogg", "opus", "mp3"):
+                for peer in ("jackhost", "jack_capture"):
+                    if not alive((fmt_name, peer), index):
+                        continue   # it cannot write the format, or failed lower down the ladder
+                    if peer == "jack_capture" and channels > JACK_CAPTURE_FORMATS[fmt_name][1]:
+                        continue
+                    work = b.work / f"enc-{fmt_name}-{peer}-{channels}"
+                    shutil.rmtree(work, ignore_errors=True)
+                    work.mkdir()
+                    target = work / f"take.{fmt_name}"
+                    if peer == "jackhost":
+                        cmd = b.jackhost("record", target, "-s", server[0], "-n", "jhb_enc", "-c", str(channels),
+                                         "--duration", f"{seconds:g}", "--no-meter")
+                        if channels > ENCODER_LIMITS[fmt_name]:
+                            cmd.append("--channel-files")
+                        env = b.jackhost_env()
+                    else:
+                        cmd = (["jack_capture", "-c", str(channels), "-p", "system:capture*", "-d", f"{seconds:g}",
+                                "-dc", "-ns"] + JACK_CAPTURE_FORMATS[fmt_name][0] + [target])
+                        env = dict(b.env, JACK_DEFAULT_SERVER=server[0])
+                    started = time.monotonic()
+                    code, out, err = b.run_client(cmd, env, seconds + 60, f"enc-{fmt_name}-{peer}-{channels}")
+                    elapsed = time.monotonic() - started
+                    files = sorted(work.glob(f"*.{fmt_name}"))
+                    frames = sndfile_frames(files[0]) if files else None
+                    if peer == "jackhost":
+                        m = re.search(r"silence inserted for (\d+) dropped frames", out)
+                        dropped = int(m.group(1)) if m else None
+                    else:
+                        m = re.search(r"total of (\d+) overruns", out + err)
+                        dropped = int(m.group(1)) if m else 0
+                    expected = seconds * RATE
+                    # Lossy files may carry the encoder's delay and padding (LAME's, without its gapless tag).
+                    tolerance = 0 if fmt_name == "flac" else max(0.01 * expected, 4096)
+                    complete = frames is not None and abs(frames - expected) <= tolerance
+                    good = code == 0 and dropped == 0 and complete and elapsed <= seconds + slack
+                    if good:
+                        best[(fmt_name, peer)] = channels
+                    lines.append(f"| {fmt_name} | {channels} | {peer} | {code} | {elapsed:.1f} | {frames} | {dropped} | "
+                                 f"{'yes' if good else 'no'} |")
+                    shutil.rmtree(work, ignore_errors=True)
+        finally:
+            b.stop_server(server)
+    for fmt_name in ("flac", "ogg", "opus", "mp3"):
+        ours, theirs = best[(fmt_name, "jackhost")], best[(fmt_name, "jack_capture")]
+        top = " (the top of the ladder)" if ours == ladder[-1] else ""
+        b.row(f"5e. Encoders in real time, {fmt_name}", "most channels, 0 drops, keeping up",
+              f"{ours}{top}", "jack_capture: cannot write it" if theirs is None else f"jack_capture {theirs}",
+              f"{ours / theirs:.2f}" if theirs else "n/a", "(info)", "-")
+    b.details.append("\n".join(lines) + "\n")
 
 
 def case_recording(b: Bench):
@@ -1595,7 +1686,7 @@ def write_report(b: Bench, path: Path, elapsed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,rtcpu,profile,kernels,recording,stall,sync,fwrec,rtsan,isolation")
+    parser.add_argument("--only", default="", help="comma-separated: exit,freewheel,callback,rtcpu,profile,kernels,recording,encoders,stall,sync,fwrec,rtsan,isolation")
     parser.add_argument("--root", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--pidfile", required=True)
@@ -1620,7 +1711,7 @@ def main():
     args.rounds = 3 if args.quick else 5
     b = Bench(args)
     cases = [("exit", case_exit), ("freewheel", case_freewheel), ("callback", case_callback), ("rtcpu", case_rtcpu), ("profile", case_profile), ("kernels", case_kernels),
-             ("recording", case_recording), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan),
+             ("recording", case_recording), ("encoders", case_encoders), ("stall", case_stall), ("sync", case_sync), ("fwrec", case_freewheel_recording), ("rtsan", case_rtsan),
              ("isolation", case_isolation)]
     only = set(filter(None, args.only.split(",")))
     for name, function in cases:

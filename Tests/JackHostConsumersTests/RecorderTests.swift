@@ -117,6 +117,20 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(samples, (0..<384).map { Float($0) / 65536 }, "every frame once, in order, across the three files")
     }
 
+    /// A container's channel limit is per file: with channel files each holds one input, so 16
+    /// inputs go into FLAC or MP3 (found by the encoders benchmark: the CLI refused them).
+    func testChannelFilesTakeMoreInputsThanTheContainerHoldsInOneFile() throws {
+        for container in [AudioContainer.flac, .mp3] {
+            let path = directory.appendingPathComponent("take.\(container.fileExtension)").path
+            let format: SampleFormat = container == .mp3 ? .float32 : .int16
+            let single = Recorder(path: path, settings: Recorder.Settings(container: container, sampleFormat: format))
+            XCTAssertThrowsError(try single.validate(channels: 16), "\(container): one file cannot hold 16")
+            let perChannel = Recorder(
+                path: path, settings: Recorder.Settings(container: container, sampleFormat: format, channelFiles: true))
+            XCTAssertNoThrow(try perChannel.validate(channels: 16), "\(container): one input per file")
+        }
+    }
+
     func testNothingCapturedLeavesNoFile() throws {
         let path = directory.appendingPathComponent("empty.wav").path
         let recorder = Recorder(path: path)

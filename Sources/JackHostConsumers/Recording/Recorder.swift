@@ -187,8 +187,11 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
 
     /// Checks the container/sample-format pair, that the directory takes a new file, and that
     /// no existing take would be overwritten.
+    /// - Parameter channels: The take's inputs; with ``channelFiles`` each file holds one of them,
+    ///   so a container's channel limit (FLAC's 8, MP3's 2) applies to one.
     public func validate(channels: Int = 2, sampleRate: Int = 48000) throws(RecorderError) {
-        if let refusal = container.refusal(for: sampleFormat, channels: channels, sampleRate: sampleRate) { throw refusal }
+        let perFile = channelFiles ? 1 : channels
+        if let refusal = container.refusal(for: sampleFormat, channels: perFile, sampleRate: sampleRate) { throw refusal }
         guard channelFiles else { return try takeFiles.validate() }
         // The channel files' names are checked exactly as they will be written; until they are
         // decided (they depend on what the inputs connect to), only the directory is.
@@ -208,7 +211,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public func prepare(format: StreamFormat) throws {
         let fileChannels = channelFiles ? 1 : format.channelCount
         if files.isEmpty {
-            try validate(channels: fileChannels, sampleRate: Int(format.sampleRate))
+            try validate(channels: format.channelCount, sampleRate: Int(format.sampleRate))
         } else if let refusal = container.refusal(for: sampleFormat, channels: fileChannels, sampleRate: Int(format.sampleRate)) {
             throw refusal
         }

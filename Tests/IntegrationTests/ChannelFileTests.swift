@@ -55,6 +55,31 @@ final class ChannelFileTests: XCTestCase {
         }
     }
 
+    /// Channel files are the way past a container's channel limit: ten inputs into FLAC (which
+    /// holds at most 8 in one file), each file mono and lossless, read back by sox.
+    func testChannelFilesTakeMoreInputsThanOneFLACFileHolds() throws {
+        try JACKFixture.withServer(captureChannels: 10) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 10, signal: .sequence)
+            defer { generator.stop() }
+            let refused = try JackhostBinary.run([
+                "record", path("one.flac"), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "0.5", "--quiet",
+            ])
+            XCTAssertEqual(refused.status, 2, "one FLAC file cannot hold ten inputs: \(refused.stderr)")
+            XCTAssertTrue(refused.stderr.contains("--channel-files"), refused.stderr)
+            let result = try JackhostBinary.run([
+                "record", path("take.flac"), "-s", server.name, "--connect", "jhgen:out_.*", "-d", "0.5", "--channel-files",
+                "--sample-format", "s24", "--quiet",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let names = (1...10).map { "take_jhgen_out_\($0).flac" }
+            XCTAssertEqual(try files(matching: ".flac"), names.sorted())
+            for name in names {
+                XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(path(name)), .init(frames: 24000, channels: 1, sampleRate: 48000))
+                XCTAssertEqual(try AudioFileCheck.readWithSox(path(name), channels: 1)[0].count, 24000, "sox reads \(name)")
+            }
+        }
+    }
+
     /// Channel files end together on every exit path: a signal, the server's death, and jackhost
     /// itself killed with SIGKILL (the headers are rewritten together every half second). Each
     /// time every file of the set is valid and holds as many frames as the others.

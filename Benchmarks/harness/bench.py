@@ -1361,13 +1361,18 @@ def case_isolation(b: Bench):
         "record only": [],
         "in-process": ["--plugin-isolation", "none"],
         "isolated": ["--plugin-isolation", "process"],
+        # What any second JACK client costs in jack2: record only, beside cmeter (a minimal C
+        # client) on the same sources; its CPU is counted with jackhost's.
+        "record + C client": [],
     }
     lines = ["### 8. Plugin isolation: cost per cycle\n",
              "`jackhost run --record take.wav` beside the CPeak example plugin (C, real-time: a peak and clip count "
              "per channel in the process callback), with `--plugin-isolation none` (the plugin in jackhost's own "
              "process and callback) against `--plugin-isolation process` (jackhost spawns a child `jackhost run "
              "--plugin ... --plugin-isolation none --supervisor-fd 3`, its own JACK client on the same sources), and "
-             "`--record` alone as the baseline. A `jackd -R` dummy server (SCHED_FIFO priority 10; the clients' "
+             "`--record` alone as the baseline, and `--record` beside cmeter (a minimal C client metering the same "
+             "sources, its CPU added to jackhost's): what a second JACK client costs in jack2 whatever it is, the "
+             "floor under isolation's cost. A `jackd -R` dummy server (SCHED_FIFO priority 10; the clients' "
              "process threads, the isolated child's included, run SCHED_FIFO at 5), 48 kHz, "
              f"{period}-frame periods, fed by `jackhost signal --kind sequence`; subjects alternate, the order "
              "reversed every other round.\n",
@@ -1433,10 +1438,17 @@ def case_isolation(b: Bench):
                     if subjects[name]:
                         cmd += subjects[name] + ["--plugin", f"{b.args.cpeak}:output={report}"]
                     out_path, err_path = b.work / f"{tag}.out", b.work / f"{tag}.err"
+                    second_client = None
+                    if name == "record + C client":
+                        second_client = b.procs.start([b.args.cmeter, "-s", server[0], "-n", "jhb_iso2", "-c", str(channels),
+                                                       "--source-prefix", "jhb_isogen:out_"], env=b.env,
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        b.wait_connected(server, "jhb_iso2:in_1", second_client)
                     with open(out_path, "w") as out, open(err_path, "w") as err:
                         proc = b.procs.start(cmd, env=b.jackhost_env(), stdout=out, stderr=err)
                         started = time.monotonic()
                         first = second = jackd_first = jackd_second = None
+                        client_first = client_second = None
                         loads = []
                         # wait4, not poll(): its rusage holds jackhost's CPU with its reaped children's.
                         reaped = 0
@@ -1447,8 +1459,10 @@ def case_isolation(b: Bench):
                             now = time.monotonic() - started
                             if first is None and now >= warm:
                                 first, jackd_first = tree_usage(proc.pid), process_usage(server[1].pid)
+                                client_first = tree_usage(second_client.pid) if second_client else None
                             elif first is not None and second is None and now >= seconds - tail:
                                 second, jackd_second = tree_usage(proc.pid), process_usage(server[1].pid)
+                                client_second = tree_usage(second_client.pid) if second_client else None
                             elif first is not None and second is None and loader is not None:
                                 try:
                                     loads.append(loader.cpu_load())
@@ -1460,6 +1474,8 @@ def case_isolation(b: Bench):
                             _, status, rusage = os.wait4(proc.pid, 0)
                         proc.returncode = os.waitstatus_to_exitcode(status)
                         b.procs.reaped(proc)
+                    if second_client is not None:
+                        b.procs.stop(second_client, grace=5.0)
                     code = proc.returncode
                     text = out_path.read_text(errors="replace")
                     frames = sndfile_frames(wav) if wav.exists() else None
@@ -1475,6 +1491,10 @@ def case_isolation(b: Bench):
                     processes = "-"
                     if first and second and good:
                         seconds_cpu, count, window, changed, processes, runtime = usage_delta(first, second, proc.pid)
+                        if client_first and client_second and second_client:
+                            extra = usage_delta(client_first, client_second, second_client.pid)
+                            seconds_cpu, count, runtime = seconds_cpu + extra[0], count + extra[1], runtime + extra[5]
+                            processes += extra[4]
                         cycles = window * RATE / period
                         cpu = seconds_cpu * 1e6 / cycles
                         precise = runtime * 1e6 / cycles
@@ -1531,6 +1551,12 @@ def case_isolation(b: Bench):
         b.row(case, "CPU per cycle, isolated plugin vs record only",
               f"isolated {fmt(median['isolated'])} us", f"record only {fmt(median['record only'])} us",
               ratio(median["isolated"], median["record only"]), "(info)", verdict)
+        if median["record + C client"] and median["record only"] and median["isolated"] and median["in-process"]:
+            floor = median["record + C client"] - median["record only"]
+            cost = median["isolated"] - median["in-process"]
+            b.row(case, "isolation's extra CPU per cycle vs a second C client's (the floor in jack2)",
+                  f"isolated - in-process {fmt(cost)} us", f"cmeter beside record only +{fmt(floor)} us",
+                  ratio(cost, floor), "(info)", verdict)
         b.row(case, "context switches/s (jackhost + child), isolated vs in-process",
               f"isolated {fmt(median_sw['isolated'])}", f"in-process {fmt(median_sw['in-process'])}",
               ratio(median_sw["isolated"], median_sw["in-process"]), "(info)", verdict)

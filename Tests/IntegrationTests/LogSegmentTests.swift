@@ -140,6 +140,27 @@ final class LogSegmentTests: XCTestCase {
         for name in earlier { XCTAssertTrue(FileManager.default.fileExists(atPath: path(name)), name) }
     }
 
+    /// Where the file system cannot store the mark (ramfs keeps no extended attributes), `--keep`
+    /// refuses to start, says why and what to do, and leaves every file there alone.
+    func testKeepRefusesAFileSystemThatCannotHoldItsMark() throws {
+        guard getuid() == 0 else { throw XCTSkip("mounting a ramfs needs root (CI runs as root)") }
+        let mountPoint = path("ramfs")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try JACKFixture.run("/bin/mount", ["-t", "ramfs", "none", mountPoint])
+        guard mounted.status == 0 else { throw XCTSkip("this machine refuses a ramfs mount: \(mounted.stderr)") }
+        defer { _ = try? JACKFixture.run("/bin/umount", [mountPoint]) }
+        let old = mountPoint + "/log-20200101-000000.wav"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: old))
+        let result = try JackhostBinary.run(
+            ["record", mountPoint + "/log-%Y%m%d-%H%M%S.wav", "--split", "1m", "--keep", "1h", "-s", "jhtest-never-started"])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("cannot store one"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("or leave --keep out"), result.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: old), "a file on the unmarkable file system was left alone")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mountPoint), ["log-20200101-000000.wav"], "nothing created")
+    }
+
     /// --align needs a duration that divides the day; --keep needs a dated name (exit 2 each).
     func testAlignAndKeepRefuseWhatTheyCannotDo() throws {
         for arguments in [

@@ -197,27 +197,51 @@ final class PluginIsolationTests: XCTestCase {
         )
     }
 
+    /// Records `seconds` beside a plugin that hangs after `blocks` blocks of 1024 frames, and
+    /// checks what every such take must show: exit 4, a whole take, the plugin named once with
+    /// its results partial, and at most the frames after its last block missed. Returns the
+    /// outcome and the frames the plugin was reported to have missed.
+    private func hangBefore(
+        theEndOf seconds: Int, afterBlocks blocks: Int, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> (Outcome, Int?) {
+        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=2,after=\(blocks)", seconds: seconds)
+        XCTAssertEqual(outcome.status, 4, outcome.stderr, file: file, line: line)
+        assertTakeIsWhole(outcome, seconds: seconds, file: file, line: line)
+        let named = lines(outcome.stderr, containing: "plugin Faulty (own process)")
+        XCTAssertEqual(named.count, 1, outcome.stderr, file: file, line: line)
+        XCTAssertTrue(named.first?.contains("its results are partial") ?? false, outcome.stderr, file: file, line: line)
+        let missed = named.first.flatMap { text in
+            text.range(of: "and missed ").flatMap { Int(text[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+        XCTAssertNotNil(missed, outcome.stderr, file: file, line: line)
+        XCTAssertLessThanOrEqual(missed ?? .max, seconds * 48000 - (blocks - 1) * 1024, outcome.stderr, file: file, line: line)
+        return (outcome, missed)
+    }
+
     /// A plugin that hangs 1 s into a 4 s take, sooner before the end than the hang detector's
     /// 3 s: the take still ends with the plugin named, the frames it missed, and exit status 4.
     /// Before, the take ended first and jackhost exited 0 as if the plugin's results covered it.
     func testAPluginThatHangsNearTheEndIsNamedWithWhatItMissed() throws {
         try skipUnderRealtimeSanitizer()
-        let outcome = try recordBeside(plugin: try buildFaulty(), options: "kind=2,after=47", seconds: 4)
-        XCTAssertEqual(outcome.status, 4, outcome.stderr)
-        assertTakeIsWhole(outcome, seconds: 4)
-        let named = lines(outcome.stderr, containing: "plugin Faulty (own process)")
-        XCTAssertEqual(named.count, 1, outcome.stderr)
-        let missed = named.first.flatMap { line in
-            line.range(of: "and missed ").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) }
-        }
+        let (outcome, missed) = try hangBefore(theEndOf: 4, afterBlocks: 47)
         // It hung after 47 blocks of 1024 frames: it missed at least the last 2 s of the take.
-        XCTAssertGreaterThan(try XCTUnwrap(missed, outcome.stderr), 2 * 48000, outcome.stderr)
-        XCTAssertLessThanOrEqual(try XCTUnwrap(missed), 4 * 48000 - 47 * 1024 + 1024, outcome.stderr)
-        XCTAssertTrue(named.first?.contains("its results are partial") ?? false, outcome.stderr)
+        XCTAssertGreaterThan(missed ?? 0, 2 * 48000, outcome.stderr)
         reliabilityFigures(
             "real-time plugin hangs 1 s into a 4 s take, isolated",
             "exit 4 after \(outcome.wall.formatted(places: 1)) s; named with \(missed ?? -1) of \(outcome.frames) frames missed; take \(outcome.exactness)"
         )
+    }
+
+    /// A whole take shorter than the hang detector's 3 s: the plugin hangs 0.4 s into a 2 s take,
+    /// so no detector ever fires, and the end-of-take comparison alone must name it.
+    func testAPluginThatHangsInATakeShorterThanTheHangTimeoutIsNamed() throws {
+        try skipUnderRealtimeSanitizer()
+        let (outcome, missed) = try hangBefore(theEndOf: 2, afterBlocks: 20)
+        // It hung after 20 blocks of 1024 frames: it missed at least the take's last second.
+        XCTAssertGreaterThan(missed ?? 0, 48000, outcome.stderr)
+        reliabilityFigures(
+            "real-time plugin hangs 0.4 s into a 2 s take (shorter than the 3 s hang timeout), isolated",
+            "exit 4; named with \(missed ?? -1) of \(outcome.frames) frames missed; take \(outcome.exactness)")
     }
 
     func testAPluginThatKeepsCrashingIsGivenUp() throws {

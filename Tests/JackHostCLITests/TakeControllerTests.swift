@@ -178,6 +178,43 @@ final class TakeControllerTests: XCTestCase {
         XCTAssertEqual(idle.state, .idle)
     }
 
+    /// The cells the other tests leave: the end before the connection, an announced quit before
+    /// it, early rotations and markers that find no take open, rotations of an automatic take,
+    /// the recorder's reports in on-request mode, and a second connection.
+    func testTheRemainingCellsOfTheTable() {
+        var idle = Controller(mode: .onRequest)
+        XCTAssertEqual(idle.handle(.finished), [])
+        XCTAssertEqual(idle.state, .idle, "the end before a quit changes nothing")
+        XCTAssertEqual(idle.handle(.quit(clock)), [.announce("the take ended by the clock")])
+        XCTAssertEqual(idle.state, .stopping(clock))
+
+        for mode in [Controller.Mode.onRequest, .automatic] {
+            var early = Controller(mode: mode)
+            XCTAssertEqual(early.handle(.rotate(origin: "key r")), [])
+            XCTAssertEqual(early.handle(.marker(label: "m1", origin: "key m")), [])
+            XCTAssertEqual(
+                early.handle(.connected),
+                [.refused("key r ignored: no take is open to rotate"), .refused("key m ignored: no take is open to mark")], "\(mode)")
+            XCTAssertEqual(early.state, .armed, "\(mode)")
+        }
+
+        var automatic = Controller(mode: .automatic)
+        _ = automatic.handle(.connected)
+        _ = automatic.handle(.takeObserved(open: true))
+        XCTAssertEqual(automatic.handle(.rotate(origin: "key r")), [.rotateFile])
+        XCTAssertEqual(automatic.state, .recording)
+
+        var requested = Controller(mode: .onRequest)
+        _ = requested.handle(.connected)
+        XCTAssertEqual(requested.handle(.takeObserved(open: true)), [])
+        XCTAssertEqual(requested.state, .armed, "on request, only start and stop move a take")
+        XCTAssertEqual(requested.handle(.connected), [])
+        XCTAssertEqual(requested.state, .armed, "a second connection changes nothing")
+        _ = requested.handle(.start(origin: "SIGUSR1"))
+        XCTAssertEqual(requested.handle(.connected), [])
+        XCTAssertEqual(requested.state, .recording)
+    }
+
     func testTheModeFollowsThePlansTrigger() throws {
         XCTAssertEqual(CaptureSession.mode(of: try plan("record", ["t.wav"])), .continuous)
         XCTAssertEqual(CaptureSession.mode(of: try plan("record", ["t.wav", "--signal-trigger"])), .onRequest)

@@ -24,7 +24,7 @@ enum CaptureReport {
     /// One line of progress, for SIGUSR1 (as dd prints on SIGUSR1).
     static func progress(host: CaptureHost, recorder: Recorder?) -> String {
         let stats = host.statistics
-        let rate = host.session?.sampleRate ?? 48000
+        let rate = host.sampleRateOrDefault
         var line =
             "status: \((Double(stats.capturedFrames) / rate).formatted(places: 1)) s captured, xruns \(stats.xruns), dropped frames \(stats.consumers.map(\.droppedFrames).max() ?? 0)"
         if let recorder {

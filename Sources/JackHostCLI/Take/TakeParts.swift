@@ -209,4 +209,7 @@ extension CaptureHost {
     /// The session's sample rate, or 48 kHz before there is a session: the one place the
     /// application layer reads it from.
     var sampleRateOrDefault: Double { session?.sampleRate ?? 48000 }
+
+    /// The period in microseconds, or 0 before there is a session; read here only, beside the rate.
+    var periodMicroseconds: Int { session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0 }
 }

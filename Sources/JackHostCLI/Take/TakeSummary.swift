@@ -74,8 +74,7 @@ struct TakeSummary {
         }
         if let line = ending.hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n") }
         if let timer = take.host.callbackTimer {
-            let period = take.host.session.map { Int(($0.ioBufferDuration * 1_000_000).rounded()) } ?? 0
-            writeAll("\(timer.summary) period_us=\(period)\n", to: STDERR_FILENO)
+            writeAll("\(timer.summary) period_us=\(take.host.periodMicroseconds)\n", to: STDERR_FILENO)
         }
     }
 

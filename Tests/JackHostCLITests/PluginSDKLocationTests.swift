@@ -16,6 +16,19 @@ final class PluginSDKLocationTests: XCTestCase {
         }
     }
 
+    /// An installation: `PREFIX/bin/jackhost` finds `PREFIX/share/jackhost/swift-sdk`, whatever the prefix.
+    func testAnInstalledBinaryFindsTheSDKBesideItsPrefix() throws {
+        let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-prefix-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        let sdk = prefix.appendingPathComponent(PluginSDKLocation.installedSuffix)
+        try FileManager.default.createDirectory(at: sdk.appendingPathComponent("Sources/JackHostPluginSDK"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: prefix.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        let binary = prefix.appendingPathComponent("bin/jackhost")
+        XCTAssertNil(PluginSDKLocation.find(executable: binary), "no manifest yet: not an SDK")
+        try "// products: JackHostPluginSDK\n".write(to: sdk.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(PluginSDKLocation.find(executable: binary)?.path, sdk.standardizedFileURL.path)
+    }
+
     func testABinaryOutsideAnyCheckoutOrInstallationFindsNothing() {
         XCTAssertNil(PluginSDKLocation.find(executable: URL(fileURLWithPath: "/usr/local/bin/jackhost")))
     }

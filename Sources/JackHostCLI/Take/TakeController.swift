@@ -42,6 +42,9 @@ struct TakeController: Equatable {
             case recorderFailed
             /// The recording that runs this isolated plugin went away.
             case supervisorGone
+            /// A remote control asked the run to end (`OSC /jackhost/quit`, what it came from):
+            /// the take ends normally, as for SIGTERM.
+            case remote(String)
         }
 
         let kind: Kind

@@ -48,6 +48,12 @@ let package = Package(
             pkgConfig: "fftw3f",
             providers: [.apt(["libfftw3-dev"])]
         ),
+        // liblo through pkg-config: the OSC message codec of `--osc` (the CLI owns the socket).
+        .systemLibrary(
+            name: "CLo",
+            pkgConfig: "liblo",
+            providers: [.apt(["liblo-dev"])]
+        ),
         // POSIX calls Swift cannot import as they are (thread names).
         .target(name: "CPosix"),
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
@@ -102,17 +108,19 @@ let package = Package(
         // results come through JackHostPlugins' PluginResultSource.
         .target(name: "JackHostLiveView", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CMicroHTTPD", "CFFTW"]),
         // The command-line front end: argument parsing and the subcommands' wiring (the live view
-        // is JackHostLiveView's).
+        // is JackHostLiveView's), and `--osc` remote control (the only user of CLo).
         .target(
             name: "JackHostCLI",
-            dependencies: ["JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix"]),
+            dependencies: [
+                "JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix", "CLo",
+            ]),
         // The executable's first instruction: a constructor that installs the signal handlers
         // before the Swift runtime starts (the library and the test bundles never link it).
         .target(name: "CJackhostStartup", dependencies: ["CSignals"]),
         .executableTarget(name: "jackhost", dependencies: ["JackHostCLI", "CJackhostStartup"]),
         .testTarget(name: "JackHostTests", dependencies: ["JackHost", "JackHostTesting"]),
         .testTarget(name: "JackHostConsumersTests", dependencies: ["JackHostConsumers", "JackHostTypes", "JackHostSupport", "CSndFile"]),
-        .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI", "JackHostLiveView", "JackHostPlugins"]),
+        .testTarget(name: "JackHostCLITests", dependencies: ["JackHostCLI", "JackHostLiveView", "JackHostPlugins", "CLo"]),
         .testTarget(
             name: "JackHostPluginTests",
             dependencies: ["JackHostPlugins", "JackHostPluginSDK", "JackHostPluginTesting", "CJackHostPlugin"]

@@ -69,6 +69,8 @@ struct CapturePlan {
     var interleaved = false
     /// `--http` and `--http-token`: the live view, when asked for.
     var http: LiveViewSettings?
+    /// `--osc` and `--osc-allow`: remote control over OSC, when asked for.
+    var osc: OSCSettings?
 
     /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
     /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
@@ -94,6 +96,7 @@ struct CapturePlan {
         stopOnXrun = parsed.has("stop-on-xrun")
         callbackTime = parsed.has("callback-time")
         http = try LiveViewSettings.parse(parsed)
+        osc = try OSCSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
         // Each command's own options (below) decide which consumers run.
         meter = false

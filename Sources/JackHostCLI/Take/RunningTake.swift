@@ -18,6 +18,8 @@ final class RunningTake {
     let endWatch: TakeEndWatch
     /// `m` and `r` on the terminal, when a file is recorded and standard input is one.
     let keyboard: KeyboardSource?
+    /// `--osc` commands, when asked for.
+    let remote: OSCSource?
     /// Connection failures reported at start; later ones are reported with the summary.
     let failuresAtStart: Int
     private let waitingForServer = AtomicFlag()
@@ -48,6 +50,7 @@ final class RunningTake {
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
         keyboard = parts.recorder != nil && link == nil ? KeyboardSource() : nil
         let estimate = diskReport?.estimate
+        remote = parts.osc.map { OSCSource(socket: $0, quiet: parts.plan.quiet, readings: Self.oscReadings(parts, estimate: estimate)) }
         let results = resultSources
         let keys = keyboard == nil ? nil : KeyboardSource.legend
         display =
@@ -80,6 +83,17 @@ final class RunningTake {
         }
     }
 
+    /// What a `/jackhost/status` reply reads, as the progress line and the meter do.
+    private static func oscReadings(_ parts: TakeParts, estimate: DiskSpaceReport.Estimate?) -> () -> OSCSource.Readings {
+        { [host = parts.host, recorder = parts.recorder] in
+            let stats = host.statistics
+            return .init(
+                takePath: recorder.map { $0.files.last ?? $0.path } ?? "", framesWritten: recorder?.framesWritten ?? 0, xruns: stats.xruns,
+                droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, skippedFrames: stats.timelineGapFrames,
+                diskSecondsLeft: estimate?.secondsLeft)
+        }
+    }
+
     /// Follows the server's comings and goings, and starts what shows the take: systemd's
     /// status, the terminal meter, the live view.
     func startObservers() throws {
@@ -95,6 +109,7 @@ final class RunningTake {
         parts.notifier?.ready()
         let estimate = diskReport?.estimate
         display?.start()
+        if let remote, !plan.quiet { printNote("OSC control at \(remote.socket.url)") }
         guard let liveView = parts.liveView else { return }
         try liveView.start(
             sources: .init(
@@ -126,6 +141,7 @@ final class RunningTake {
     func duties(signals: SignalSource) -> [TakeDuty] {
         var duties: [TakeDuty] = [signals]
         if let keyboard { duties.append(keyboard) }
+        if let remote { duties.append(remote) }
         if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
         duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
         if let duration = plan.duration {
@@ -149,6 +165,7 @@ final class RunningTake {
         if let notifier = parts.notifier { observers.append(notifier) }
         if let display { observers.append(display) }
         if let liveView = parts.liveView { observers.append(liveView) }
+        if let remote { observers.append(remote) }
         return observers
     }
 

@@ -2,8 +2,8 @@
 /// machine over commands, unit-tested without JACK.
 ///
 /// Every way to start, stop or end a take is a source that only sends ``Command``s: signals
-/// (``SignalSource``), the duration clock, the disk, the server, the stream's reader, and later
-/// the network and session sources. The controller alone decides what a command does in the
+/// (``SignalSource``), the keyboard, OSC (``OSCSource``), the duration clock, the disk, the server,
+/// the stream's reader, and later the session sources. The controller alone decides what a command does in the
 /// state it finds, and answers with ``Effect``s for the run to carry out. Observers learn every
 /// state change from ``TakeLoop``.
 ///
@@ -42,6 +42,9 @@ struct TakeController: Equatable {
             case recorderFailed
             /// The recording that runs this isolated plugin went away.
             case supervisorGone
+            /// A remote control asked the run to end (`OSC /jackhost/quit`, what it came from):
+            /// the take ends normally, as for SIGTERM.
+            case remote(String)
         }
 
         let kind: Kind

@@ -8,8 +8,8 @@ import JackHostPlugins
 import JackHostSignals
 
 /// Everything a run is made of, assembled from a ``CapturePlan`` before JACK is touched, in
-/// the order failures should surface: plugins and their options, the results file, the live
-/// view's port, a private server if asked for, then the host and its consumers.
+/// the order failures should surface: plugins and their options, the results file, the OSC
+/// and live view's ports, a private server if asked for, then the host and its consumers.
 ///
 /// Built and torn down on the main thread; ``RunningTake`` takes it over once the host runs.
 final class TakeParts {
@@ -27,6 +27,8 @@ final class TakeParts {
     let plugins: [LoadedPlugin]
     let resultsWriter: PluginResultsWriter?
     let liveView: LiveViewServer?
+    /// The `--osc` socket, bound during assembly.
+    let osc: OSCSocket?
     private let embedded: EmbeddedServer?
     private(set) var stream: StreamWriter?
     private(set) var isolated: [IsolatedPlugin] = []
@@ -37,7 +39,8 @@ final class TakeParts {
         self.notifier = notifier
         resultsWriter = try plan.resultsPath.map { path throws(UsageError) in try PluginResultsWriter(path: path, overwrite: plan.overwrite) }
         (plugins, shapes) = try Self.loadPlugins(plan)
-        // --http listens before JACK is touched, so a port in use fails first.
+        // --osc and --http listen before JACK is touched, so a port in use fails first.
+        osc = try plan.osc.map { settings throws(OSCError) in try OSCSocket(settings: settings) }
         liveView = try plan.http.map { settings throws(LiveViewError) in try LiveViewServer(settings: settings) }
         // Audio is real or jackhost fails: a private server with test tones runs only when
         // asked for (--embedded-server, as scripts/demo does), never as a fallback.

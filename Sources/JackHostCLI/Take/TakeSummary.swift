@@ -73,6 +73,7 @@ struct TakeSummary {
             if let line = Self.markerLine(recorder.markers), !plan.quiet { write(line) }
         }
         if let line = ending.hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n") }
+        if let remote = take.remote, !plan.quiet { write(remote.summary) }
         if let timer = take.host.callbackTimer {
             writeAll("\(timer.summary) period_us=\(take.host.periodMicroseconds)\n", to: STDERR_FILENO)
         }

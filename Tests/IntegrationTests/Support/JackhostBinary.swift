@@ -44,13 +44,19 @@ final class RunningJackhost {
     let stderrURL: URL
 
     /// Starts jackhost with `arguments`; `environment` adds to (or replaces in) the test's own.
-    init(arguments: [String], directory: URL, workingDirectory: URL? = nil, environment extra: [String: String] = [:]) throws {
+    /// `launcher`, when given, runs jackhost through another program that execs it (for example
+    /// `ip netns exec NAME`), so the pid is still jackhost's own.
+    init(
+        arguments: [String], directory: URL, workingDirectory: URL? = nil, environment extra: [String: String] = [:],
+        launcher: [String] = []
+    ) throws {
         stdoutURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).out")
         stderrURL = directory.appendingPathComponent("jackhost-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: JackhostBinary.path)
-        process.arguments = arguments
+        let command = launcher + [JackhostBinary.path] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_START_SERVER"] = "1"

@@ -147,8 +147,10 @@ final class OSCControlTests: XCTestCase {
         guard getuid() == 0 else { throw XCTSkip("a network namespace needs root (CI runs as root)") }
         let namespace = "jhosc-\(getpid())-\(Int.random(in: 1000...9999))"
         let ip = "/usr/sbin/ip"
-        for arguments in [["netns", "add", namespace], ["-n", namespace, "link", "set", "lo", "up"],
-            ["-n", namespace, "addr", "add", "10.231.7.2/32", "dev", "lo"]] {
+        for arguments in [
+            ["netns", "add", namespace], ["-n", namespace, "link", "set", "lo", "up"],
+            ["-n", namespace, "addr", "add", "10.231.7.2/32", "dev", "lo"],
+        ] {
             let result = try JACKFixture.run(ip, arguments)
             guard result.status == 0 else {
                 _ = try? JACKFixture.run(ip, ["netns", "delete", namespace])

@@ -69,7 +69,8 @@ final class PluginManifestVersionTests: XCTestCase {
         guard parts.count == 3 else { throw XCTSkip("this jackhost's Swift version is not MAJOR.MINOR.PATCH") }
         // A version below this compiler's (above it, the tools version would refuse first).
         let older =
-            parts[2] > 0 ? "\(parts[0]).\(parts[1]).\(parts[2] - 1)"
+            parts[2] > 0
+            ? "\(parts[0]).\(parts[1]).\(parts[2] - 1)"
             : parts[1] > 0 ? "\(parts[0]).\(parts[1] - 1).99" : "\(parts[0] - 1).99.99"
         let result = try evaluate(requiring: older)
         XCTAssertNotEqual(result.status, 0, result.output)

@@ -106,13 +106,15 @@ let package = Package(
         // snapshot and the spectrum (FFTW); the only user of CMicroHTTPD and CFFTW. Its options'
         // parsing stays in the CLI, which owns the argument parser and usage errors; the plugins'
         // results come through JackHostPlugins' PluginResultSource.
-        .target(name: "JackHostLiveView", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "CMicroHTTPD", "CFFTW"]),
+        .target(
+            name: "JackHostLiveView", dependencies: ["JackHost", "JackHostConsumers", "JackHostPlugins", "JackHostSupport", "CMicroHTTPD", "CFFTW"]),
         // The command-line front end: argument parsing and the subcommands' wiring (the live view
         // is JackHostLiveView's), and `--osc` remote control (the only user of CLo).
         .target(
             name: "JackHostCLI",
             dependencies: [
-                "JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "CSignals", "CPosix", "CLo",
+                "JackHost", "JackHostConsumers", "JackHostLiveView", "JackHostPlugins", "JackHostSignals", "JackHostSupport", "CSignals", "CPosix",
+                "CLo",
             ]),
         // The executable's first instruction: a constructor that installs the signal handlers
         // before the Swift runtime starts (the library and the test bundles never link it).

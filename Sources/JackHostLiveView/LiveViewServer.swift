@@ -29,6 +29,7 @@ import Glibc
 import JackHost
 import JackHostConsumers
 import JackHostPlugins
+import JackHostSupport
 import Synchronization
 
 /// A failure to start the live view (the port is in use, the address is not this machine's).
@@ -132,12 +133,7 @@ package final class LiveViewServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
         guard bound == 0, listen(descriptor, 64) == 0 else {
-            let reason: String
-            switch errno {
-            case EADDRINUSE: reason = "the port is in use; pick another (or 0 for any free one)"
-            case EADDRNOTAVAIL: reason = "no interface of this machine has that address"
-            default: reason = String(cString: strerror(errno))
-            }
+            let reason = BindFailure.reason(errno)
             close(descriptor)
             throw LiveViewError(description: "--http \(settings.urlHost):\(settings.port): cannot listen: \(reason)")
         }

@@ -1,4 +1,5 @@
 import Glibc
+import JackHostSupport
 
 /// A failure to open the `--osc` socket (the port is in use, the address is not this machine's).
 struct OSCError: Error, CustomStringConvertible {
@@ -40,13 +41,7 @@ final class OSCSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
-            let reason: String
-            switch errno {
-            case EADDRINUSE: reason = "the UDP port is in use; pick another (or 0 for any free one)"
-            case EADDRNOTAVAIL: reason = "no interface of this machine has that address"
-            case EACCES: reason = "a port below 1024 needs privileges; pick a higher one"
-            default: reason = String(cString: strerror(errno))
-            }
+            let reason = BindFailure.reason(errno, what: "the UDP port")
             close(descriptor)
             throw OSCError(description: "\(shown): cannot listen for OSC: \(reason)")
         }

@@ -191,11 +191,19 @@ public final class JackClient: @unchecked Sendable {
     }
 
     private func matchingPortNames(_ pattern: String?, type: String?, flags: JackPortFlags) -> [String] {
-        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = ifOpen(nil) { handle in
-            withOptionalCString(pattern) { cPattern in
-                withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
-            }
+        ifOpen([]) { handle in
+            Self.copyNames(
+                withOptionalCString(pattern) { cPattern in
+                    withOptionalCString(type) { cType in jack_get_ports(handle, cPattern, cType, UInt(flags.rawValue)) }
+                })
         }
+    }
+
+    /// Copies and frees a NULL-terminated list of names from libjack. Call it under the lock, with
+    /// the client open: jack2's entries point into the server's shared graph, which
+    /// `jack_client_close` unmaps, so a copy made after the lock is released can read unmapped
+    /// memory (a query racing ``close(serverAlive:)`` crashed that way on a loaded machine).
+    private static func copyNames(_ list: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
         guard let list else { return [] }
         defer { jack_free(list) }
         var names: [String] = []
@@ -226,19 +234,10 @@ public final class JackClient: @unchecked Sendable {
 
     /// The ports connected to the named port. The corresponding C function is `jack_port_get_all_connections`.
     public func connections(ofPortNamed name: String) -> [String] {
-        let list: UnsafeMutablePointer<UnsafePointer<CChar>?>? = ifOpen(nil) { handle in
-            guard let port = jack_port_by_name(handle, name) else { return nil }
-            return jack_port_get_all_connections(handle, port)
+        ifOpen([]) { handle in
+            guard let port = jack_port_by_name(handle, name) else { return [] }
+            return Self.copyNames(jack_port_get_all_connections(handle, port))
         }
-        guard let list else { return [] }
-        defer { jack_free(list) }
-        var names: [String] = []
-        var index = 0
-        while let entry = list[index] {
-            names.append(String(cString: entry))
-            index += 1
-        }
-        return names
     }
 
     /// Whether a port with this full name exists. The corresponding C function is `jack_port_by_name`.

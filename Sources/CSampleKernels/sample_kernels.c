@@ -11,6 +11,7 @@
 // compile-time constant, so each public entry point's switch picks a fully specialised loop.
 // Interleaving transposes 8 channels x 8 frames in registers and writes whole frames.
 #include "jackhost_sample_kernels.h"
+#include "meter_channel.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -302,42 +303,57 @@ AVX2_FUNCTION void jh_avx2_encode(jh_wire_format format, const float *const *cha
 // --- The meter ------------------------------------------------------------------------------
 
 // Compiled without FMA on purpose: x*x + sum must round twice, as the portable Swift code does.
-AVX2_FUNCTION void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
-                                            float *peaks, double *sums, int *clips) {
+/// One channel's peak, sum of squares and clip count, in the order the header documents.
+AVX2_FUNCTION static inline void jh_avx2_measure_one(const float *source, size_t frames, float *peak_out,
+                                                     double *sum_out, int *clips_out) {
     const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
     const size_t vector_frames = frames & ~(size_t)7;
+    __m256 peak_lanes = _mm256_setzero_ps(), square_lanes = _mm256_setzero_ps();
+    __m256i clip_lanes = _mm256_setzero_si256();
+    for (size_t index = 0; index < vector_frames; index += 8) {
+        __m256 x = _mm256_loadu_ps(source + index);
+        __m256 magnitude = _mm256_andnot_ps(sign, x);
+        peak_lanes = _mm256_max_ps(magnitude, peak_lanes);   // a NaN magnitude keeps the old peak
+        square_lanes = _mm256_add_ps(square_lanes, _mm256_mul_ps(x, x));
+        // A true compare is all ones, -1 as an integer: subtracting it counts.
+        clip_lanes = _mm256_sub_epi32(clip_lanes, _mm256_castps_si256(_mm256_cmp_ps(magnitude, one, _CMP_GE_OQ)));
+    }
+    // Horizontal steps in the documented order (see the header).
+    __m128 halves = _mm_add_ps(_mm256_castps256_ps128(square_lanes), _mm256_extractf128_ps(square_lanes, 1));
+    __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+    double sum = (double)_mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
+    __m128 peak_halves = _mm_max_ps(_mm256_castps256_ps128(peak_lanes), _mm256_extractf128_ps(peak_lanes, 1));
+    peak_halves = _mm_max_ps(peak_halves, _mm_movehl_ps(peak_halves, peak_halves));
+    float peak = _mm_cvtss_f32(_mm_max_ss(peak_halves, _mm_shuffle_ps(peak_halves, peak_halves, 1)));
+    __m128i clip_halves = _mm_add_epi32(_mm256_castsi256_si128(clip_lanes), _mm256_extracti128_si256(clip_lanes, 1));
+    clip_halves = _mm_add_epi32(clip_halves, _mm_unpackhi_epi64(clip_halves, clip_halves));
+    int clipped = _mm_cvtsi128_si32(clip_halves) + _mm_cvtsi128_si32(_mm_shuffle_epi32(clip_halves, 1));
+    for (size_t index = vector_frames; index < frames; index++) {
+        float x = source[index], magnitude = __builtin_fabsf(x);
+        if (magnitude > peak) peak = magnitude;   // NaN compares false: ignored
+        float square = x * x;
+        sum += (double)square;
+        clipped += magnitude >= 1.0f;
+    }
+    *peak_out = peak;
+    *sum_out = sum;
+    *clips_out = clipped;
+}
+
+AVX2_FUNCTION void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
+                                            float *peaks, double *sums, int *clips) {
+    for (size_t channel = 0; channel < channel_count; channel++)
+        jh_avx2_measure_one(channels[channel], frames, peaks + channel, sums + channel, clips + channel);
+}
+
+AVX2_FUNCTION void jh_avx2_meter_block(jh_meter_channel *states, const float *const *channels, size_t channel_count,
+                                       size_t frames, int new_window) {
     for (size_t channel = 0; channel < channel_count; channel++) {
-        const float *source = channels[channel];
-        __m256 peak_lanes = _mm256_setzero_ps(), square_lanes = _mm256_setzero_ps();
-        __m256i clip_lanes = _mm256_setzero_si256();
-        for (size_t index = 0; index < vector_frames; index += 8) {
-            __m256 x = _mm256_loadu_ps(source + index);
-            __m256 magnitude = _mm256_andnot_ps(sign, x);
-            peak_lanes = _mm256_max_ps(magnitude, peak_lanes);   // a NaN magnitude keeps the old peak
-            square_lanes = _mm256_add_ps(square_lanes, _mm256_mul_ps(x, x));
-            // A true compare is all ones, -1 as an integer: subtracting it counts.
-            clip_lanes = _mm256_sub_epi32(clip_lanes, _mm256_castps_si256(_mm256_cmp_ps(magnitude, one, _CMP_GE_OQ)));
-        }
-        // Horizontal steps in the documented order (see the header).
-        __m128 halves = _mm_add_ps(_mm256_castps256_ps128(square_lanes), _mm256_extractf128_ps(square_lanes, 1));
-        __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
-        double sum = (double)_mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
-        __m128 peak_halves = _mm_max_ps(_mm256_castps256_ps128(peak_lanes), _mm256_extractf128_ps(peak_lanes, 1));
-        peak_halves = _mm_max_ps(peak_halves, _mm_movehl_ps(peak_halves, peak_halves));
-        float peak = _mm_cvtss_f32(_mm_max_ss(peak_halves, _mm_shuffle_ps(peak_halves, peak_halves, 1)));
-        __m128i clip_halves = _mm_add_epi32(_mm256_castsi256_si128(clip_lanes), _mm256_extracti128_si256(clip_lanes, 1));
-        clip_halves = _mm_add_epi32(clip_halves, _mm_unpackhi_epi64(clip_halves, clip_halves));
-        int clipped = _mm_cvtsi128_si32(clip_halves) + _mm_cvtsi128_si32(_mm_shuffle_epi32(clip_halves, 1));
-        for (size_t index = vector_frames; index < frames; index++) {
-            float x = source[index], magnitude = __builtin_fabsf(x);
-            if (magnitude > peak) peak = magnitude;   // NaN compares false: ignored
-            float square = x * x;
-            sum += (double)square;
-            clipped += magnitude >= 1.0f;
-        }
-        peaks[channel] = peak;
-        sums[channel] = sum;
-        clips[channel] = clipped;
+        float peak;
+        double sum;
+        int clipped;
+        jh_avx2_measure_one(channels[channel], frames, &peak, &sum, &clipped);
+        jh_meter_channel_add(states + channel, frames, peak, sum, clipped, new_window);
     }
 }
 
@@ -367,6 +383,12 @@ void jh_store_fence(void) { _mm_sfence(); }
 void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
                               float *peaks, double *sums, int *clips) {
     (void)channels; (void)channel_count; (void)frames; (void)peaks; (void)sums; (void)clips;
+    abort();
+}
+
+void jh_avx2_meter_block(jh_meter_channel *states, const float *const *channels, size_t channel_count,
+                         size_t frames, int new_window) {
+    (void)states; (void)channels; (void)channel_count; (void)frames; (void)new_window;
     abort();
 }
 

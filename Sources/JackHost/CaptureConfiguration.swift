@@ -29,6 +29,10 @@ extension CaptureHost {
         public var restoreTimeout: Double
         /// Time every process callback into ``CaptureHost/callbackTimer``.
         public var measureCallbackTime: Bool
+        /// Ask JACK every cycle whether transport rolls (`jack_transport_query`), for
+        /// ``AudioTimestamp/transportRolling``. When false that field is always false and the
+        /// cycle makes no transport query: a take that needs no transport pays nothing for it.
+        public var readsTransport: Bool
         /// Seconds ``CaptureHost/stop(drainLimit:abandonWhen:)`` and a server loss wait for
         /// deferred consumers to drain their rings; what is still queued then is given up and
         /// counted in ``CaptureStatistics/Consumer/abandonedFrames``.
@@ -46,8 +50,10 @@ extension CaptureHost {
             clientName: String = "jackhost", serverName: String? = nil, channelCount: Int? = nil,
             connections: Connections = .physicalCapture, deferredRingSeconds: Double = 2.0,
             frameLimit: Int? = nil, durationLimit: Double? = nil, reconnect: Bool = false,
-            restoreTimeout: Double = 10, measureCallbackTime: Bool = false, drainLimit: Double = 5
+            restoreTimeout: Double = 10, measureCallbackTime: Bool = false, drainLimit: Double = 5,
+            readsTransport: Bool = true
         ) {
+            self.readsTransport = readsTransport
             self.durationLimit = durationLimit
             self.drainLimit = drainLimit
             self.measureCallbackTime = measureCallbackTime

@@ -12,11 +12,19 @@ import Synchronization
 /// The state the process callback works on, preallocated before activation.
 final class CaptureEngine: @unchecked Sendable {
     // @unchecked: the process-thread fields (`sequence`, `xrunsReported`, `expectedFrameTime`, `deliveredFrames`) are touched only by JACK's process thread; everything shared is atomic; buffers are allocated before activation and freed after close.
+    // Field order is the real-time thread's: a Swift class lays its stored properties out in
+    // declaration order, and every cycle reads or writes all of those from `clientHandle` to
+    // `readsTransport`. Kept together they take three cache lines; the flags other threads write
+    // (connection and port changes, server loss, buffer size, rate) come after them, so those
+    // writes never evict a line the callback needs. At small widths the callback's cost is
+    // mostly these lines coming back from memory (bench case 2c).
+
     /// The client's handle, for `jack_get_cycle_times` on the real-time thread without touching
     /// the client object (the client owns this engine and outlives every callback).
     private let clientHandle: OpaquePointer
     let channelCount: Int
-    /// The host's input ports, one per channel.
+    /// The host's input ports, one per channel, followed in the same allocation by
+    /// `channelPointers`: one region for the callback's per-channel reads and writes.
     private let ports: UnsafeMutablePointer<OpaquePointer>
     /// This cycle's channel buffers; rewritten every cycle.
     private let channelPointers: UnsafeMutablePointer<UnsafePointer<Float>>
@@ -25,9 +33,14 @@ final class CaptureEngine: @unchecked Sendable {
     private let realtimeConsumers: UnsafeMutableBufferPointer<RealtimeSlot>
     /// The deferred runners, unretained for the same reason; ``LiveSessionView`` keeps them alive.
     private let deferredRunners: UnsafeMutableBufferPointer<Unmanaged<DeferredConsumerRunner>>
-    /// Strong references that keep the runners alive as long as the engine.
-    private let runnerOwners: [DeferredConsumerRunner]
-
+    /// Times each cycle when set (benchmarks, `--callback-time`).
+    /// Unretained: the host's ``CaptureHost/callbackTimer`` keeps it alive, and reading a
+    /// strong (or even an unowned) optional reference retains it every cycle.
+    private let timer: Unmanaged<CallbackTimer>?
+    /// Frames to deliver before stopping delivery (`Int.max`: no limit).
+    private let frameLimit: Int
+    /// Frames delivered to consumers so far (process thread only).
+    private var deliveredFrames = 0
     /// Cycle sequence number (process thread only).
     private var sequence: UInt64 = 0
     /// The xrun total the process thread last reported (process thread only).
@@ -38,7 +51,6 @@ final class CaptureEngine: @unchecked Sendable {
     private var expectedFrameTime: UInt32?
     /// `expectedFrameTime` published for the supervisor: the value plus one, 0 for none.
     private let publishedExpectedFrameTime = Atomic<UInt64>(0)
-
     /// Cycles completed. The counters below are written by the process thread only (``Atomic/addFromSoleWriter(_:)``).
     let cycles = Atomic<Int>(0)
     /// Frames captured and delivered (every cycle's frame count, up to the frame limit).
@@ -49,6 +61,20 @@ final class CaptureEngine: @unchecked Sendable {
     let timelineGaps = Atomic<Int>(0)
     /// Xruns reported by the server, excluding those around freewheel transitions.
     let xruns = Atomic<Int>(0)
+    /// Whether the server is freewheeling.
+    let freewheeling = Atomic<Bool>(false)
+    /// Set once `frameLimit` frames were delivered.
+    let limitReached = Atomic<Bool>(false)
+    /// Set just before deactivation: jack2 disconnects the ports first and may still run a
+    /// cycle with silent inputs, which must not reach consumers as if it were audio.
+    let deliveryStopped = Atomic<Bool>(false)
+    /// Whether each cycle asks JACK if transport rolls (``CaptureHost/Configuration/readsTransport``).
+    private let readsTransport: Bool
+    /// Cycles to ignore xruns for after a freewheel transition (see `handleFreewheel`).
+    private let xrunGraceCycles = Atomic<Int>(0)
+
+    // Written by other threads (JACK's notification thread), read by the monitor thread.
+
     /// Set by the port-connect callback; the monitor thread re-reads connections.
     let connectionsChanged = Atomic<Bool>(false)
     /// Set by the port-registration callback; the monitor thread checks the capture ports.
@@ -58,45 +84,44 @@ final class CaptureEngine: @unchecked Sendable {
     let portUnregistrations = Atomic<Int>(0)
     /// Set by the shutdown callback when the server goes away.
     let serverLost = Atomic<Bool>(false)
-    /// Whether the server is freewheeling.
-    let freewheeling = Atomic<Bool>(false)
     /// The server's buffer size in frames, updated by the buffer-size callback.
     let bufferSize: Atomic<Int>
     /// The server's sample rate, updated by the sample-rate callback.
     let sampleRate: Atomic<Int>
-    /// Cycles to ignore xruns for after a freewheel transition (see `handleFreewheel`).
-    private let xrunGraceCycles = Atomic<Int>(0)
-
-    /// Frames to deliver before stopping delivery (`Int.max`: no limit).
-    private let frameLimit: Int
-    /// Frames delivered to consumers so far (process thread only).
-    private var deliveredFrames = 0
-    /// Set once `frameLimit` frames were delivered.
-    let limitReached = Atomic<Bool>(false)
-    /// Set just before deactivation: jack2 disconnects the ports first and may still run a
-    /// cycle with silent inputs, which must not reach consumers as if it were audio.
-    let deliveryStopped = Atomic<Bool>(false)
-
-    /// Times each cycle when set (benchmarks, `--callback-time`).
-    /// Unretained: the host's ``CaptureHost/callbackTimer`` keeps it alive, and reading a
-    /// strong (or even an unowned) optional reference retains it every cycle.
-    private let timer: Unmanaged<CallbackTimer>?
+    /// Strong references that keep the runners alive as long as the engine.
+    private let runnerOwners: [DeferredConsumerRunner]
 
     init(
         client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
-        deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil
+        deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil,
+        readsTransport: Bool = true
     ) {
         clientHandle = client.handle
+        self.readsTransport = readsTransport
         self.expectedFrameTime = expectedFrameTime
         self.timer = timer.map { Unmanaged.passUnretained($0) }
         self.frameLimit = frameLimit
         channelCount = ports.count
-        self.ports = .allocate(capacity: max(1, ports.count))
+        // One allocation for everything the callback reads per channel and per consumer: the
+        // port handles, this cycle's buffer pointers, the real-time slots, the deferred runners.
+        // At 2 channels that is one cache line instead of four allocations' worth.
+        let slots = max(1, ports.count)
+        let pointerBytes = slots * MemoryLayout<OpaquePointer>.stride
+        let slotOffset = 2 * pointerBytes
+        let runnerOffset = slotOffset + realtime.count * MemoryLayout<RealtimeSlot>.stride
+        let region = UnsafeMutableRawPointer.allocate(
+            byteCount: runnerOffset + deferred.count * MemoryLayout<Unmanaged<DeferredConsumerRunner>>.stride,
+            alignment: 64)
+        self.ports = region.bindMemory(to: OpaquePointer.self, capacity: slots)
         for (index, port) in ports.enumerated() { (self.ports + index).initialize(to: port.handle) }
-        channelPointers = .allocate(capacity: max(1, ports.count))
-        realtimeConsumers = .allocate(capacity: realtime.count)
+        channelPointers = (region + pointerBytes).bindMemory(to: UnsafePointer<Float>.self, capacity: slots)
+        realtimeConsumers = UnsafeMutableBufferPointer(
+            start: (region + slotOffset).bindMemory(to: RealtimeSlot.self, capacity: realtime.count),
+            count: realtime.count)
         _ = realtimeConsumers.initialize(from: realtime.map { RealtimeSlot(consumer: $0) })
-        deferredRunners = .allocate(capacity: deferred.count)
+        deferredRunners = UnsafeMutableBufferPointer(
+            start: (region + runnerOffset).bindMemory(to: Unmanaged<DeferredConsumerRunner>.self, capacity: deferred.count),
+            count: deferred.count)
         _ = deferredRunners.initialize(from: deferred.map { Unmanaged.passUnretained($0) })
         runnerOwners = deferred
         bufferSize = Atomic(client.bufferSize)
@@ -104,10 +129,9 @@ final class CaptureEngine: @unchecked Sendable {
     }
 
     deinit {
-        ports.deallocate()
-        channelPointers.deallocate()
-        realtimeConsumers.deinitialize().deallocate()
-        deferredRunners.deinitialize().deallocate()
+        _ = realtimeConsumers.deinitialize()
+        _ = deferredRunners.deinitialize()
+        UnsafeMutableRawPointer(ports).deallocate()  // the one region (see init)
     }
 
     /// **Real-time.** One process cycle: build the buffer view, call the real-time
@@ -143,7 +167,7 @@ final class CaptureEngine: @unchecked Sendable {
         let timestamp = AudioTimestamp(
             frameTime: times.frames, microseconds: times.microseconds, sequence: sequence,
             xrunSincePreviousCycle: xrunTotal != xrunsReported || gap > 0,
-            transportRolling: JackClient.transportRolling(of: clientHandle),
+            transportRolling: readsTransport && JackClient.transportRolling(of: clientHandle),
             freewheeling: freewheeling.load(ordering: .relaxed))
         xrunsReported = xrunTotal
         sequence &+= 1

@@ -13,18 +13,23 @@ import Synchronization
 /// calls; an elastic consumer's own thread sleeps until the transfer thread wakes it.
 final class DeferredConsumerRunner: @unchecked Sendable {
     // @unchecked: `pendingDropped` is touched only by the real-time side (push); everything the worker and the host share is atomic, and `finished` is a semaphore.
-    let consumer: any DeferredAudioConsumer
-    /// The consumer's position among the host's deferred consumers (statistics key by it).
-    let index: Int
+    // The fields `push` touches every cycle come first, so they share the object's first cache
+    // line; the worker's counters, which it writes per block, sit on later lines (a Swift class
+    // lays stored properties out in declaration order).
     let ring: AudioBlockRing
-    /// Frames this consumer lost to a full ring, since start.
-    let droppedFrames = Atomic<Int>(0)
-    /// Frames delivered to the consumer, since start.
-    let deliveredFrames = Atomic<Int>(0)
+    /// Frames dropped since the last block that made it into the ring (real-time thread only).
+    private var pendingDropped = 0
     /// Frames accepted into the ring, since start (written by the process thread only).
     let acceptedFrames = Atomic<Int>(0)
     /// When true, a full ring makes the real-time side wait instead of dropping (freewheel only).
     let backpressure = Atomic<Bool>(false)
+    /// Frames this consumer lost to a full ring, since start.
+    let droppedFrames = Atomic<Int>(0)
+    let consumer: any DeferredAudioConsumer
+    /// The consumer's position among the host's deferred consumers (statistics key by it).
+    let index: Int
+    /// Frames delivered to the consumer, since start.
+    let deliveredFrames = Atomic<Int>(0)
     /// Frames still queued when the drain limit passed, given up instead of delivered.
     let abandonedFrames = Atomic<Int>(0)
     private let stopRequested = Atomic<Bool>(false)
@@ -32,8 +37,6 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     private let abandonRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let pollMicroseconds: UInt32
-    /// Frames dropped since the last block that made it into the ring (real-time thread only).
-    private var pendingDropped = 0
     /// The elastic stage, when the consumer has one: a transfer thread moves blocks from the
     /// small real-time ring into this growable queue, and the consumer's thread drains it, so
     /// a consumer that stalls for seconds loses nothing until the queue's bound.

@@ -27,7 +27,7 @@ struct LiveSession: ~Copyable {
     static func open(
         client: JackClient, session: AudioSessionInfo, format: StreamFormat, consumers: ConsumerRegistry,
         runners: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32?,
-        timer: CallbackTimer?
+        timer: CallbackTimer?, readsTransport: Bool
     ) throws -> LiveSession {
         var registered: [JackPort] = []
         do {
@@ -39,7 +39,7 @@ struct LiveSession: ~Copyable {
             let engine = CaptureEngine(
                 client: client, ports: registered, realtime: consumers.realtime,
                 deferred: runners, frameLimit: frameLimit, expectedFrameTime: expectedFrameTime,
-                timer: timer)
+                timer: timer, readsTransport: readsTransport)
             client.install(engine)
             runners.forEach { $0.startWorker() }
             do {

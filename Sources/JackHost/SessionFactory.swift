@@ -41,7 +41,8 @@ struct SessionFactory: @unchecked Sendable {
         let live = try LiveSession.open(
             client: client, session: session, format: format, consumers: consumers,
             runners: makeRunners(session: session, channels: format.channelCount),
-            frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer)
+            frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer,
+            readsTransport: configuration.readsTransport)
         ledger.publish(live.view)
         return live
     }

@@ -17,35 +17,19 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     // @unchecked: per-channel working state is touched only by the real-time thread (process) after prepare; displays read atomics, and prepare and snapshots take `displayLock`.
     /// The name shown in reports.
     public let consumerName = "meter"
-    /// One channel's published values; a class so that the ~Copyable atomics have a stable home.
-    final class ChannelState: @unchecked Sendable {
-        // @unchecked: plain fields belong to the real-time thread; the display reads only the atomics.
-        // Published by the real-time thread (relaxed stores), read by the display.
-        let windowPeakBits = Atomic<UInt32>(0)
-        let totalPeakBits = Atomic<UInt32>(0)
-        let totalSumSquaresBits = Atomic<UInt64>(0)
-        let totalFrames = Atomic<Int>(0)
-        let clips = Atomic<Int>(0)
-        // Real-time thread only.
-        var windowPeak: Float = 0
-        var totalPeak: Float = 0
-        var totalSumSquares: Double = 0
-        var frames = 0
-        var clipCount = 0
-        // Display side only: the sums at the previous snapshot.
-        var snapshotSum: Double = 0
-        var snapshotFrames = 0
-    }
 
-    private var states: UnsafeMutableBufferPointer<ChannelState> = .init(start: nil, count: 0)
-    /// The same states, unretained, for the real-time thread: reading a class reference out
-    /// of `states` retains it (an atomic read-modify-write per channel per cycle); `states`
-    /// keeps them alive.
-    private var realtimeStates: UnsafeMutableBufferPointer<Unmanaged<ChannelState>> = .init(start: nil, count: 0)
-    /// One block's measurements per channel (real-time thread only; sized in `prepare`).
+    /// One state per channel, on its own cache line (`jh_meter_channel`): the real-time side's
+    /// running totals and the values it publishes with relaxed atomic stores. One contiguous
+    /// array, updated by one C call per block, so a cycle touches a line per channel and no
+    /// per-channel object (at 2 channels the old objects' misses cost more than measuring).
+    private var channelStates: OpaquePointer?
+    /// One block's measurements per channel, for the portable kernels only (real-time thread;
+    /// sized in `prepare`). The AVX2 path measures and accumulates in one pass without them.
     private var blockPeaks = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private var blockSums = UnsafeMutablePointer<Double>.allocate(capacity: 1)
     private var blockClips = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    /// Display side only: each channel's sum of squares and frames at the previous snapshot.
+    private var snapshotSums: [(sum: Double, frames: Int)] = []
     /// Bumped by the display to start a new peak window; the real-time side follows.
     private let windowEpoch = Atomic<Int>(0)
     /// The epoch the real-time side last applied (real-time thread only).
@@ -54,6 +38,9 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// dynamic exclusivity check (`swift_beginAccess`, which walks thread-local storage) as
     /// reading the public one does.
     private var realtimeChannelCount = 0
+    /// Whether `process` takes the AVX2 block kernel: decided once at init, so the real-time
+    /// side asks the CPU nothing.
+    private let usesBlockKernel: Bool
     /// Serialises `prepare` (which may run again after a reconnect) against the display
     /// side's reads. The real-time side never takes it: it only runs between prepare and finish.
     private let displayLock = Lock()
@@ -70,11 +57,11 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     public init(kernels: SampleConversion.Kernels = SampleConversion.activeKernels) {
         precondition(SampleConversion.isSupported(kernels), "the AVX2 kernels need a CPU with AVX2")
         self.kernels = kernels
+        usesBlockKernel = kernels == .avx2
     }
 
     deinit {
-        states.deinitialize().deallocate()
-        realtimeStates.deallocate()
+        jh_meter_channels_destroy(channelStates)
         blockPeaks.deallocate()
         blockSums.deallocate()
         blockClips.deallocate()
@@ -84,9 +71,10 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     public func prepare(format: StreamFormat) throws {
         displayLock.lock()
         defer { displayLock.unlock() }
-        states.deinitialize().deallocate()
-        states = .allocate(capacity: format.channelCount)
         let slots = max(format.channelCount, 1)
+        guard let states = jh_meter_channels_create(slots) else { throw LevelMeterError.outOfMemory }
+        jh_meter_channels_destroy(channelStates)
+        channelStates = states
         blockPeaks.deallocate()
         blockSums.deallocate()
         blockClips.deallocate()
@@ -96,10 +84,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         blockPeaks.initialize(repeating: 0, count: slots)
         blockSums.initialize(repeating: 0, count: slots)
         blockClips.initialize(repeating: 0, count: slots)
-        _ = states.initialize(from: (0..<format.channelCount).map { _ in ChannelState() })
-        realtimeStates.deallocate()
-        realtimeStates = .allocate(capacity: format.channelCount)
-        _ = realtimeStates.initialize(from: states.map { Unmanaged.passUnretained($0) })
+        snapshotSums = Array(repeating: (0, 0), count: format.channelCount)
         channelCount = format.channelCount
         realtimeChannelCount = format.channelCount
         self.format = format
@@ -111,39 +96,24 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         _ = warmUp.withUnsafeBufferPointer { LevelMeter.measure($0, using: .portable) }
     }
 
-    /// **Real-time.** Measures one block.
+    /// **Real-time.** Measures one block: with AVX2 one C call measures every channel and
+    /// updates its state; otherwise the portable kernels measure and one C call accumulates.
     public func process(_ block: AudioBlock) {
         let epoch = windowEpoch.load(ordering: .relaxed)
-        let newWindow = epoch != appliedEpoch
+        let newWindow: Int32 = epoch != appliedEpoch ? 1 : 0
         appliedEpoch = epoch
         let channels = min(block.channelCount, realtimeChannelCount)
+        let frames = block.frameCount
+        if usesBlockKernel {
+            block.buffers.channelPointers.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self) {
+                jh_avx2_meter_block(channelStates, $0.baseAddress!, channels, frames, newWindow)
+            }
+            return
+        }
         LevelMeter.measure(
             block.buffers, channels: channels, peaks: blockPeaks, sums: blockSums, clips: blockClips,
             using: kernels)
-        for channel in 0..<channels {
-            let peak = blockPeaks[channel], sumSquares = blockSums[channel], clipped = Int(blockClips[channel])
-            realtimeStates[channel]._withUnsafeGuaranteedRef { state in
-                if newWindow { state.windowPeak = 0 }
-                if peak > state.windowPeak {
-                    state.windowPeak = peak
-                    state.windowPeakBits.store(peak.bitPattern, ordering: .relaxed)
-                } else if newWindow {
-                    state.windowPeakBits.store(state.windowPeak.bitPattern, ordering: .relaxed)
-                }
-                if peak > state.totalPeak {
-                    state.totalPeak = peak
-                    state.totalPeakBits.store(peak.bitPattern, ordering: .relaxed)
-                }
-                state.totalSumSquares += sumSquares
-                state.frames += block.frameCount
-                state.totalSumSquaresBits.store(state.totalSumSquares.bitPattern, ordering: .relaxed)
-                state.totalFrames.store(state.frames, ordering: .relaxed)
-                if clipped > 0 {
-                    state.clipCount += clipped
-                    state.clips.store(state.clipCount, ordering: .relaxed)
-                }
-            }
-        }
+        jh_meter_accumulate(channelStates, channels, frames, blockPeaks, blockSums, blockClips, newWindow)
     }
 
     /// Nothing to release.
@@ -242,19 +212,17 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         displayLock.lock()
         defer { displayLock.unlock() }
         let levels = (0..<channelCount).map { channel -> ChannelLevels in
-            let state = states[channel]
-            let peak = Float(bitPattern: state.windowPeakBits.load(ordering: .relaxed))
-            let sum = Double(bitPattern: state.totalSumSquaresBits.load(ordering: .relaxed))
-            let frames = state.totalFrames.load(ordering: .relaxed)
-            let windowFrames = frames - state.snapshotFrames
-            let windowSum = max(0, sum - state.snapshotSum)
-            state.snapshotSum = sum
-            state.snapshotFrames = frames
+            let reading = jh_meter_channel_read(channelStates, channel)
+            let frames = Int(reading.frames)
+            let windowFrames = frames - snapshotSums[channel].frames
+            let windowSum = max(0, reading.total_sum - snapshotSums[channel].sum)
+            snapshotSums[channel] = (reading.total_sum, frames)
             return ChannelLevels(
-                peak: peak, rms: windowFrames > 0 ? Float((windowSum / Double(windowFrames)).squareRoot()) : 0,
+                peak: reading.window_peak,
+                rms: windowFrames > 0 ? Float((windowSum / Double(windowFrames)).squareRoot()) : 0,
                 overallPeak: 0, overallRMS: 0, clips: 0
             )
-            .withTotals(from: state)
+            .withTotals(from: reading)
         }
         windowEpoch.add(1, ordering: .relaxed)
         return levels
@@ -264,8 +232,20 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     public func totals() -> [ChannelLevels] {
         displayLock.lock()
         defer { displayLock.unlock() }
-        return (0..<channelCount).map { ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0).withTotals(from: states[$0]) }
+        return (0..<channelCount).map {
+            ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0)
+                .withTotals(from: jh_meter_channel_read(channelStates, $0))
+        }
     }
+}
+
+/// Why ``LevelMeter/prepare(format:)`` failed.
+public enum LevelMeterError: Error, CustomStringConvertible {
+    /// The channel states could not be allocated.
+    case outOfMemory
+
+    /// One line for the user.
+    public var description: String { "the meter could not allocate its channel states (out of memory)" }
 }
 
 extension LevelMeter {
@@ -274,13 +254,11 @@ extension LevelMeter {
 }
 
 extension ChannelLevels {
-    fileprivate func withTotals(from state: LevelMeter.ChannelState) -> ChannelLevels {
+    fileprivate func withTotals(from reading: jh_meter_reading) -> ChannelLevels {
         var copy = self
-        copy.overallPeak = Float(bitPattern: state.totalPeakBits.load(ordering: .relaxed))
-        let frames = state.totalFrames.load(ordering: .relaxed)
-        let sum = Double(bitPattern: state.totalSumSquaresBits.load(ordering: .relaxed))
-        copy.overallRMS = frames > 0 ? Float((sum / Double(frames)).squareRoot()) : 0
-        copy.clips = state.clips.load(ordering: .relaxed)
+        copy.overallPeak = reading.total_peak
+        copy.overallRMS = reading.frames > 0 ? Float((reading.total_sum / Double(reading.frames)).squareRoot()) : 0
+        copy.clips = Int(reading.clips)
         return copy
     }
 }

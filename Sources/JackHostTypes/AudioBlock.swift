@@ -9,7 +9,8 @@ public struct AudioTimestamp: Sendable, Equatable, BitwiseCopyable {
     /// True when the server reported an xrun since the previous cycle, or its frame time
     /// jumped (cycles skipped for this client) since the previous cycle.
     public var xrunSincePreviousCycle: Bool
-    /// True when JACK transport was rolling in this cycle (`jack_transport_query`).
+    /// True when JACK transport was rolling in this cycle (`jack_transport_query`). Always
+    /// false when the host does not read transport (its configuration's `readsTransport`).
     public var transportRolling: Bool
     /// True when the server was freewheeling in this cycle.
     public var freewheeling: Bool

@@ -65,6 +65,43 @@ void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t 
 void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
                               float *peaks, double *sums, int *clips);
 
+/// A level meter's state for one channel: running totals that belong to the real-time thread,
+/// and the values it publishes to displays with relaxed atomic stores. One 64-byte line per
+/// channel, so a block's update touches one line per channel and nothing else. Opaque: made by
+/// jh_meter_channels_create, read by jh_meter_channel_read.
+typedef struct jh_meter_channel jh_meter_channel;
+
+/// What a display reads of one channel (each field one relaxed atomic load).
+typedef struct {
+    float window_peak;    ///< The largest |x| since the window last restarted.
+    float total_peak;     ///< The largest |x| since the meter was prepared.
+    double total_sum;     ///< The sum of x*x since the meter was prepared.
+    long long frames;     ///< Frames measured since the meter was prepared.
+    long long clips;      ///< Samples with |x| >= 1 since the meter was prepared.
+} jh_meter_reading;
+
+/// `count` zeroed channel states on their own cache lines, or NULL when out of memory.
+/// Not real-time safe (it allocates).
+jh_meter_channel *jh_meter_channels_create(size_t count);
+
+/// Frees what jh_meter_channels_create returned (NULL is ignored).
+void jh_meter_channels_destroy(jh_meter_channel *states);
+
+/// Adds one block's measurements to `count` channels: peaks[c], sums[c] and clips[c] as
+/// jh_avx2_measure_channels defines them, over `frames` frames. With `new_window` non-zero the
+/// window peak restarts at this block. Real-time safe.
+void jh_meter_accumulate(jh_meter_channel *states, size_t count, size_t frames, const float *peaks,
+                         const double *sums, const int *clips, int new_window);
+
+/// jh_avx2_measure_channels and jh_meter_accumulate in one pass: each channel is measured and
+/// its state updated while its totals are in registers. Identical results to the two calls.
+/// Requires jh_sample_kernels_cpu_has_avx2(). Real-time safe.
+void jh_avx2_meter_block(jh_meter_channel *states, const float *const *channels, size_t channel_count,
+                         size_t frames, int new_window);
+
+/// Channel `index`'s published values. Safe on any thread, beside the real-time writer.
+jh_meter_reading jh_meter_channel_read(const jh_meter_channel *states, size_t index);
+
 /// Copies `count` floats for another thread to read later, with non-temporal (streaming)
 /// stores where the CPU has them (SSE2, every x86_64): the destination lines are written
 /// without first being read into this core's cache, which a cold ring would otherwise cost on

@@ -85,6 +85,8 @@ final class TakeParts {
             reconnect: plan.reconnect && !embedded,
             measureCallbackTime: plan.callbackTime)
         configuration.durationLimit = plan.duration
+        // Transport is read only for a take it starts, and for plugins, which may look at it.
+        configuration.readsTransport = plan.takeOptions.trigger == .transport || !plan.plugins.isEmpty
         return configuration
     }
 

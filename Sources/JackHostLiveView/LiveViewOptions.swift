@@ -15,13 +15,16 @@ package struct LiveViewSettings: Equatable, Sendable {
     package var port: UInt16
     /// The secret every request must carry (`?token=` or `Authorization: Bearer`), or nil.
     package var token: String?
+    /// Whether the view takes record, stop, rotate and marker requests (`--http-control`).
+    package var control: Bool
 
-    /// Settings for `address` (already checked: IPv4 dotted or IPv6 without brackets), `port`
-    /// and `token` (nil for none).
-    package init(address: String, port: UInt16, token: String?) {
+    /// Settings for `address` (already checked: IPv4 dotted or IPv6 without brackets), `port`,
+    /// `token` (nil for none) and whether it takes control requests.
+    package init(address: String, port: UInt16, token: String?, control: Bool = false) {
         self.address = address
         self.port = port
         self.token = token
+        self.control = control
     }
 
     /// Whether the address is IPv6.

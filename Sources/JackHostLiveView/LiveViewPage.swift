@@ -10,10 +10,22 @@
 
 /// The page `--http` serves at `/`.
 enum LiveViewPage {
-    /// The page with `nonce` on its style and script elements.
-    static func html(nonce: String) -> String {
-        template.replacing(nonceMark, with: nonce)
+    /// The page with `nonce` on its style and script elements. With `controlToken` (a view with
+    /// `--http-control`) it carries the token in a `<meta>` element and shows the take's buttons;
+    /// the script sends the token in a header with each control request. Only this page can read
+    /// it: another site's page cannot read a response from this origin.
+    static func html(nonce: String, controlToken: String? = nil) -> String {
+        let meta = controlToken.map { "<meta name=\"jackhost-control\" content=\"\(attribute($0))\">" } ?? ""
+        return template.replacing(nonceMark, with: nonce).replacing(controlMark, with: meta)
     }
+
+    /// `text` safe inside a double-quoted HTML attribute.
+    static func attribute(_ text: String) -> String {
+        text.replacing("&", with: "&amp;").replacing("\"", with: "&quot;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+    }
+
+    /// Where ``template`` takes the control token's `<meta>` element (nothing on a read-only view).
+    static let controlMark = "@CONTROL@"
 
     /// The Content-Security-Policy for a page made with `nonce`: its own inline style and script,
     /// its event stream (`connect-src 'self'`), and nothing else (no images, frames, forms, base).
@@ -39,7 +51,7 @@ enum LiveViewPage {
     static let template = #"""
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="viewport" content="width=device-width, initial-scale=1">@CONTROL@
         <title>jackhost live view</title>
         <style nonce="@NONCE@">
         :root{--bg:#111418;--panel:#1b2027;--fg:#e6e9ee;--dim:#8b95a3;--ok:#3ccf6e;--warn:#e8c33a;--bad:#f0483e}
@@ -62,8 +74,16 @@ enum LiveViewPage {
         td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:var(--bad)}
         select{background:#0b0d10;color:var(--fg);border:1px solid #333;border-radius:3px;padding:.2em}
         #status.down{color:var(--bad)}small{color:var(--dim)}
+        #control{display:none;flex-wrap:wrap;gap:.4em;align-items:center}#control.on{display:flex}
+        #control button{background:#0b0d10;color:var(--fg);border:1px solid #333;border-radius:4px;padding:.45em .9em;font:inherit;cursor:pointer}
+        #control button#record{border-color:var(--bad)}#control input{background:#0b0d10;color:var(--fg);border:1px solid #333;border-radius:3px;padding:.4em;min-width:8em;flex:1}
+        #take-state{font-weight:bold}#take-state.recording{color:var(--bad)}#control-reply{color:var(--dim)}
         </style></head><body>
         <header><h1>jackhost</h1><span id="server">connecting…</span><span id="clock"></span><span id="status">…</span></header>
+        <section id="control" aria-label="take control"><span>take: <span id="take-state">…</span></span>
+        <button id="record" type="button">● Record</button><button id="stop" type="button">■ Stop</button>
+        <button id="rotate" type="button">Rotate</button><input id="marker-label" maxlength="200" placeholder="marker label" aria-label="marker label">
+        <button id="marker" type="button">Marker</button><small id="control-reply"></small></section>
         <main>
         <section id="levels"><h2>Levels <small>peak / RMS dBFS, tap a light to reset clips</small></h2><div id="meters"></div></section>
         <section><h2>Spectrum <select id="channel" aria-label="channel"></select> <small id="spectrum-peak"></small></h2><canvas id="spectrum" width="800" height="300"></canvas></section>
@@ -118,6 +138,7 @@ enum LiveViewPage {
           $("take").innerHTML=t?row("take",esc(t.name))+row("file",esc(t.file)+(t.files>1?` <small>(${t.files} files)</small>`:""))+row("size",size(t.bytes))+
             row("length",`<span id="take-seconds" data-value="${t.seconds}">${dur(t.seconds)}</span>`)+row("disk left",t.secondsLeft==null?"—":"about "+dur(t.secondsLeft)+" of recording"):row("take","not recording");
           $("results").innerHTML=d.results.length?d.results.map(r=>r.values.map(v=>row(`${r.plugin} #${r.instance} ${v.name}`,`<span class="result" data-plugin="${esc(r.plugin)}" data-name="${esc(v.name)}" data-value="${v.value??""}">${esc(v.text)}</span>`+(v.unit?" "+esc(v.unit):""))).join("")).join(""):row("","none");
+          if(d.control)setState(d.control.state);
           if(d.spectrum)spectrum(d.spectrum);
         }
         function spectrum(sp){
@@ -131,6 +152,18 @@ enum LiveViewPage {
           g.stroke();const hz=best*sp.rate/sp.size,el=$("spectrum-peak");el.dataset.hz=hz;el.dataset.binHz=sp.rate/sp.size;el.dataset.channel=sp.channel;
           el.textContent=`peak ${hz.toFixed(0)} Hz, ${bestDb.toFixed(1)} dB (bins of ${(sp.rate/sp.size).toFixed(1)} Hz)`;
         }
+        const controlMeta=document.querySelector('meta[name="jackhost-control"]');
+        if(controlMeta){
+          $("control").className="on";
+          const act=async(action,label)=>{
+            const q=action==="marker"&&label?"?label="+encodeURIComponent(label):"";
+            try{const r=await fetch("api/"+action+q,{method:"POST",headers:{"X-JackHost-Token":controlMeta.content}}),j=await r.json();
+              $("control-reply").textContent=j.ok?action+": "+j.state:j.error;$("control-reply").dataset.status=r.status;
+              if(j.ok)setState(j.state)}catch(e){$("control-reply").textContent=action+": no answer";$("control-reply").dataset.status="0"}};
+          for(const a of["record","stop","rotate"])$(a).onclick=()=>act(a==="record"?"start":a);
+          $("marker").onclick=()=>{act("marker",$("marker-label").value);$("marker-label").value=""};
+        }
+        function setState(s){const el=$("take-state");el.textContent=s;el.dataset.state=s;el.className=s}
         connect();
         </script></body></html>
         """#

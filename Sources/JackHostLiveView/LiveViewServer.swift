@@ -92,6 +92,9 @@ package final class LiveViewServer: @unchecked Sendable {
     /// The names requests may use without a token (the bound address and port, and loopback's).
     let authority: LiveViewAuthority
 
+    /// The record, stop, rotate and marker requests (`--http-control`), or nil for a read-only view.
+    package let control: LiveViewControl?
+
     let feed = LiveViewFeed()
     private var listenSocket: Int32 = -1
     private var daemon: OpaquePointer?
@@ -102,6 +105,7 @@ package final class LiveViewServer: @unchecked Sendable {
     /// Binds and listens (so a port in use fails before JACK is touched); serves nothing until ``start(sources:)``.
     package init(settings: LiveViewSettings) throws(LiveViewError) {
         self.settings = settings
+        control = settings.control ? LiveViewControl(token: settings.token ?? LiveViewControl.newToken()) : nil
         let family = settings.isIPv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw LiveViewError(description: "--http: cannot create a socket: \(String(cString: strerror(errno)))") }
@@ -166,7 +170,7 @@ package final class LiveViewServer: @unchecked Sendable {
         publisherStarted = true
         WorkerThread.start(name: "jackhost-live") { [self] in
             var next = monotonicSeconds()
-            let builder = LiveViewSnapshotBuilder(sources: sources, meter: meter)
+            let builder = LiveViewSnapshotBuilder(sources: sources, meter: meter, control: control)
             while !feed.isStopping {
                 feed.publish(builder.build(now: monotonicSeconds()))
                 next += 1 / Self.updateRate
@@ -200,20 +204,33 @@ package final class LiveViewServer: @unchecked Sendable {
         case notFound, methodNotAllowed, unauthorized
         /// Without a token: a `Host` that does not name this view (421), as DNS rebinding sends.
         case misdirected
-        /// Without a token: an `Origin` of another site (403).
+        /// Without a token: an `Origin` of another site (403). For a control request, with or
+        /// without a token: an `Origin` or `Sec-Fetch-Site` that is not this view's own page.
         case foreignOrigin
+        /// A control request (`POST /api/ACTION`) that passed every check.
+        case control(LiveViewAction)
+        /// A control request to a read-only view (no `--http-control`): 405.
+        case controlDisabled
+        /// A control request without the token in a header (`X-JackHost-Token` or
+        /// `Authorization: Bearer`): 401. A token only in the URL does not count.
+        case controlUnauthorized
     }
 
     /// Decides a request's answer from its method, path, token, `Host` and `Origin` (pure: tested
     /// without a socket). Without an expected token, `host` and `origin` must name the view
-    /// (`authority`), checked first; with one, the token alone decides.
+    /// (`authority`), checked first; with one, the token alone decides. A `POST /api/...` is a
+    /// control request, decided by ``controlRoute(path:control:headerToken:host:origin:fetchSite:)``.
     static func route(
         method: String, path: String, token: String?, expected: String?, channel: String?,
-        host: String?, origin: String?, authority: LiveViewAuthority
+        host: String?, origin: String?, authority: LiveViewAuthority,
+        control: String? = nil, headerToken: String? = nil, fetchSite: String? = nil
     ) -> Route {
         if expected == nil {
             guard authority.accepts(host: host) else { return .misdirected }
             guard authority.accepts(origin: origin) else { return .foreignOrigin }
+        }
+        if method == "POST" && path.hasPrefix("/api/") {
+            return controlRoute(path: path, control: control, headerToken: headerToken, host: host, origin: origin, fetchSite: fetchSite)
         }
         guard method == "GET" || method == "HEAD" else { return .methodNotAllowed }
         if let expected, !LiveViewSettings.tokenMatches(token, expected: expected) { return .unauthorized }
@@ -225,6 +242,22 @@ package final class LiveViewServer: @unchecked Sendable {
         }
     }
 
+    /// A control request: refused on a read-only view; from a browser, only from this view's own
+    /// page (an `Origin`, when sent, must be `http://` and the request's own `Host`, and a
+    /// `Sec-Fetch-Site`, when sent, `same-origin` or `none`); and only with `control`, the token,
+    /// in a header. A page of another site can neither read the token nor send that header
+    /// without a CORS preflight, which this server never grants.
+    static func controlRoute(
+        path: String, control: String?, headerToken: String?, host: String?, origin: String?, fetchSite: String?
+    ) -> Route {
+        guard let control else { return .controlDisabled }
+        guard let action = LiveViewAction(rawValue: String(path.dropFirst("/api/".count))) else { return .notFound }
+        if let origin, origin.lowercased() != "http://" + (host ?? "").lowercased() { return .foreignOrigin }
+        if let fetchSite, fetchSite != "same-origin" && fetchSite != "none" { return .foreignOrigin }
+        guard LiveViewSettings.tokenMatches(headerToken, expected: control) else { return .controlUnauthorized }
+        return .control(action)
+    }
+
     private static let handleRequest: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
         let server = Unmanaged<LiveViewServer>.fromOpaque(context!).takeUnretainedValue()
         return server.answer(connection!, path: url.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "")
@@ -234,18 +267,25 @@ package final class LiveViewServer: @unchecked Sendable {
         func argument(_ kind: MHD_ValueKind, _ key: String) -> String? {
             MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
         }
-        var token = argument(.GET_ARGUMENT_KIND, "token")
-        if token == nil, let header = argument(.HEADER_KIND, "Authorization"), header.hasPrefix("Bearer ") {
-            token = String(header.dropFirst(7))
+        var headerToken = argument(.HEADER_KIND, "X-JackHost-Token")
+        if headerToken == nil, let header = argument(.HEADER_KIND, "Authorization"), header.hasPrefix("Bearer ") {
+            headerToken = String(header.dropFirst(7))
         }
         let route = Self.route(
-            method: method, path: path, token: token, expected: settings.token, channel: argument(.GET_ARGUMENT_KIND, "channel"),
-            host: argument(.HEADER_KIND, "Host"), origin: argument(.HEADER_KIND, "Origin"), authority: authority)
+            method: method, path: path, token: argument(.GET_ARGUMENT_KIND, "token") ?? headerToken, expected: settings.token,
+            channel: argument(.GET_ARGUMENT_KIND, "channel"), host: argument(.HEADER_KIND, "Host"),
+            origin: argument(.HEADER_KIND, "Origin"), authority: authority, control: control?.token,
+            headerToken: headerToken, fetchSite: argument(.HEADER_KIND, "Sec-Fetch-Site"))
+        if case .control(let action) = route, let control {
+            return Self.answerControl(connection, action: action, label: argument(.GET_ARGUMENT_KIND, "label") ?? "", control: control)
+        }
+        if path.hasPrefix("/api/") && method == "POST" { control?.countRejected() }
         switch route {
         case .page:
             let nonce = LiveViewPage.newNonce()
             return Self.send(
-                connection, status: 200, type: "text/html; charset=utf-8", body: Array(LiveViewPage.html(nonce: nonce).utf8),
+                connection, status: 200, type: "text/html; charset=utf-8",
+                body: Array(LiveViewPage.html(nonce: nonce, controlToken: control?.token).utf8),
                 policy: LiveViewPage.policy(nonce: nonce))
         case .state:
             return Self.send(connection, status: 200, type: "application/json", body: Array(feed.event(channel: nil, spectrum: spectrum).utf8))
@@ -274,6 +314,37 @@ package final class LiveViewServer: @unchecked Sendable {
         case .foreignOrigin:
             let text = "this live view does not answer other sites' pages; open \(authority.preferredURL) itself\n"
             return Self.send(connection, status: 403, type: "text/plain", body: Array(text.utf8))
+        case .controlDisabled:
+            return Self.send(
+                connection, status: 405, type: "text/plain",
+                body: Array("read-only: start jackhost with --http-control to take record, stop, rotate and marker requests\n".utf8), allow: true)
+        case .controlUnauthorized:
+            return Self.send(
+                connection, status: 401, type: "text/plain",
+                body: Array("a control request needs the token in an X-JackHost-Token header (the page sends it)\n".utf8))
+        case .control:
+            return .NO  // answered above
+        }
+    }
+
+    /// A control request that passed every check: queued for the take's loop, answered with its
+    /// outcome as JSON (`{"ok":…,"action":…,"state":…}` or `{"ok":false,…,"error":…}`).
+    private static func answerControl(
+        _ connection: OpaquePointer, action: LiveViewAction, label: String, control: LiveViewControl
+    ) -> MHD_Result {
+        func reply(_ status: UInt32, ok: Bool, _ field: String, _ text: String) -> MHD_Result {
+            let body = "{\"ok\":\(ok),\"action\":\"\(action.rawValue)\",\"\(field)\":\(LiveViewSnapshotBuilder.string(text))}\n"
+            return send(connection, status: status, type: "application/json", body: Array(body.utf8))
+        }
+        guard TakeMarker.isAcceptableLabel(label) else {
+            control.countRejected()
+            return reply(400, ok: false, "error", "a label is at most \(TakeMarker.longestLabel) bytes of text without control characters")
+        }
+        switch control.submit(action, label: action == .marker ? label : "") {
+        case .answered(.accepted(let state)): return reply(200, ok: true, "state", state)
+        case .answered(.refused(let reason)): return reply(409, ok: false, "error", reason)
+        case .busy: return reply(503, ok: false, "error", "\(LiveViewControl.queueLimit) requests are already waiting; try again")
+        case .timedOut: return reply(504, ok: false, "error", "the take did not answer within \(Int(LiveViewControl.replyTimeout)) s")
         }
     }
 

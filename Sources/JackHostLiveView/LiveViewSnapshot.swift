@@ -13,14 +13,16 @@ import JackHostPlugins
 package final class LiveViewSnapshotBuilder {
     let sources: LiveViewServer.Sources
     let meter: LevelMeter
+    let control: LiveViewControl?
     private var sessionJSON = "null"
     private var nextSession = 0.0
     private var levels: [ChannelLevels] = []
     private var lastCaptured = -1
 
-    init(sources: LiveViewServer.Sources, meter: LevelMeter) {
+    init(sources: LiveViewServer.Sources, meter: LevelMeter, control: LiveViewControl? = nil) {
         self.sources = sources
         self.meter = meter
+        self.control = control
     }
 
     /// The snapshot: a JSON object without its closing brace (each stream adds its spectrum).
@@ -48,6 +50,7 @@ package final class LiveViewSnapshotBuilder {
         json += "]"
         json += ",\"take\":" + takeJSON(rate: rate)
         json += ",\"results\":[" + sources.results.map(Self.resultJSON).joined(separator: ",") + "]"
+        if let control { json += ",\"control\":{\"state\":\(Self.string(control.state))}" }
         return json
     }
 

@@ -108,6 +108,59 @@ final class OSCControlTests: XCTestCase {
         }
     }
 
+    /// `/jackhost/subscribe fi 10 PORT` from liblo's `oscsend`, received by liblo's `oscdump` on
+    /// PORT for 3 s: 25 to 35 `/jackhost/meter` messages, each with the input count and a peak
+    /// and RMS per input that match the generator's sine (0.5: -6.02 and -9.03 dBFS); after
+    /// `/jackhost/unsubscribe i PORT`, none. A rate over 30 is capped, a rate of 0 refused.
+    func testAMeterSubscriptionReachesOscdumpAtItsRate() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(
+                name: "jhmetergen", server: server.name, channels: 2, signal: .sine(frequency: 1000, amplitude: 0.5))
+            defer { generator.stop() }
+            let (child, port) = try start(["meter", "-s", server.name, "--connect", "jhmetergen:out_.*"])
+            let listenPort = Self.freeUDPPort()
+            // liblo's own receiver, writing each message as a line to a file the test reads.
+            let dumpPath = path("oscdump.txt")
+            FileManager.default.createFile(atPath: dumpPath, contents: nil)
+            let dump = Process()
+            dump.executableURL = URL(fileURLWithPath: "/usr/bin/oscdump")
+            dump.arguments = ["-L", String(listenPort)]
+            dump.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dumpPath))
+            try dump.run()
+            defer {
+                dump.terminate()
+                dump.waitUntilExit()
+            }
+            func meters() -> [Substring] {
+                ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("/jackhost/meter") }
+            }
+            usleep(300_000)
+            try oscsend(port, "/jackhost/subscribe", ["fi", "10", String(listenPort)])
+            usleep(3_000_000)
+            try oscsend(port, "/jackhost/unsubscribe", ["i", String(listenPort)])
+            usleep(500_000)
+            let during = meters()
+            usleep(1_000_000)
+            let after = meters()
+            XCTAssertTrue((25...35).contains(during.count), "\(during.count) meter messages in 3 s at 10 Hz:\n\(during.suffix(3))")
+            XCTAssertEqual(after.count, during.count, "meters went on after /jackhost/unsubscribe")
+            // oscdump prints "TIMETAG /jackhost/meter iffff 2 -6.020600 -9.030900 -6.020600 -9.030900".
+            let last = try XCTUnwrap(during.last).split(separator: " ")
+            XCTAssertEqual(last.count, 8, "\(last)")
+            XCTAssertEqual(last[2], "iffff")
+            XCTAssertEqual(last[3], "2")
+            for (index, want) in [(4, -6.02), (5, -9.03), (6, -6.02), (7, -9.03)] {
+                XCTAssertEqual(Double(last[index]) ?? 0, want, accuracy: 0.1, "\(last)")
+            }
+            let refusal = try python(["send", String(port), "/jackhost/subscribe", "f", "0"])
+            XCTAssertEqual(refusal["path"] as? String, "/jackhost/error", "\(refusal)")
+            child.signal(SIGINT)
+            XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
+            let summary = child.stdout + child.stderr
+            XCTAssertTrue(summary.contains("tick(s) left a flood for the next, \(during.count) meter message(s) sent"), summary)
+        }
+    }
+
     /// 10,000 datagrams of junk (random bytes, and valid OSC to an unknown path) beside a take:
     /// the take is complete and bit-exact, every one is counted, and a burst over the per-tick
     /// limit waits for the next tick instead of being lost.
@@ -208,6 +261,22 @@ final class OSCControlTests: XCTestCase {
     }
 
     /// The Python side: hand-encoded OSC over a socket of its own.
+    /// A UDP port on loopback that was free a moment ago (the kernel's choice for port 0).
+    private static func freeUDPPort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 ? getsockname(descriptor, pointer, &length) : -1
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     private static let helper = #"""
         import json, random, socket, struct, sys
 
@@ -260,6 +329,15 @@ final class OSCControlTests: XCTestCase {
 
         if mode == "status":
             print(json.dumps(status()))
+            sys.exit(0)
+
+        if mode == "send":
+            # send PORT PATH TYPES ARGS...: one message, and the first reply.
+            path, types, values = sys.argv[3], sys.argv[4], sys.argv[5:]
+            packed = b"".join(struct.pack(">f", float(v)) if t == "f" else struct.pack(">i", int(v)) if t == "i" else pad(v.encode())
+                              for t, v in zip(types, values))
+            sock.sendto(pad(path.encode()) + pad(("," + types).encode()) + packed, target)
+            print(json.dumps(decode(sock.recv(65536))))
             sys.exit(0)
 
         if mode == "stranger":

@@ -3,6 +3,7 @@ import Glibc
 import XCTest
 
 @testable import JackHostCLI
+@testable import JackHostConsumers
 
 /// `--osc` and `--osc-allow` parsing, the message table, and the codec, without JACK. The
 /// messages are built with liblo's own calls here, not with jackhost's encoder.
@@ -159,7 +160,7 @@ final class OSCTests: XCTestCase {
     func testAStatusReplyNamesTheStateAndTheReadings() throws {
         let socket = try OSCSocket(settings: .init(address: "127.0.0.1", port: 0, allowed: []))
         XCTAssertNotEqual(socket.port, 0)
-        let source = OSCSource(socket: socket, quiet: true) {
+        let source = OSCSource(socket: socket, meter: nil, quiet: true) {
             .init(takePath: "take.wav", framesWritten: 48000, xruns: 1, droppedFrames: 2, skippedFrames: 3, diskSecondsLeft: nil)
         }
         source.takeStateChanged(to: .recording)
@@ -185,4 +186,75 @@ final class OSCTests: XCTestCase {
         XCTAssertNotNil(bytes.withUnsafeMutableBytes { lo_message_serialise(message, path, $0.baseAddress, &size) })
         return bytes
     }
+
+    func testSubscribeAndUnsubscribeReadTheirArguments() {
+        func request(_ path: String, _ arguments: [OSCMessage.Argument]) -> OSCCommandTable.Request? {
+            try? OSCCommandTable.request(for: OSCMessage(path: path, arguments: arguments)).get()
+        }
+        XCTAssertEqual(request("/jackhost/subscribe", []), .subscribe(rate: nil, replyPort: nil))
+        XCTAssertEqual(request("/jackhost/subscribe", [.float(12.5)]), .subscribe(rate: 12.5, replyPort: nil))
+        XCTAssertEqual(request("/jackhost/subscribe", [.int32(10)]), .subscribe(rate: 10, replyPort: nil))
+        XCTAssertEqual(request("/jackhost/subscribe", [.float(10), .int32(9000)]), .subscribe(rate: 10, replyPort: 9000))
+        XCTAssertNil(request("/jackhost/subscribe", [.string("fast")]), "a rate is a number")
+        XCTAssertEqual(request("/jackhost/unsubscribe", [.int32(9000)]), .unsubscribe(replyPort: 9000))
+        XCTAssertEqual(request("/jackhost/unsubscribe", []), .unsubscribe(replyPort: nil))
+    }
+
+    private func sender(_ port: UInt16) -> OSCSocket.Sender {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return OSCSocket.Sender(address: address)
+    }
+
+    func testSubscriptionsKeepTheirRateAndEndWhenQuiet() {
+        var subscriptions = OSCMeterSubscriptions()
+        XCTAssertNil(subscriptions.subscribe(sender(5000), rate: 10, replyPort: nil, now: 0))
+        // 3 s of 20 ms ticks: 30 meters at 10 Hz, whatever the tick.
+        var sent = 0
+        for tick in 0..<150 { sent += subscriptions.due(now: Double(tick) * 0.02).count }
+        XCTAssertEqual(sent, 30)
+        // A rate over 30 is capped; a reply port sends elsewhere on the same host.
+        var fast = OSCMeterSubscriptions()
+        XCTAssertNil(fast.subscribe(sender(5000), rate: 1000, replyPort: 9000, now: 0))
+        XCTAssertEqual(fast.subscriptions.first?.rate, OSCMeterSubscriptions.fastestRate)
+        XCTAssertEqual(fast.due(now: 0).first?.port, 9000)
+        // Quiet for 10 s: dropped; a renewal keeps it.
+        XCTAssertEqual(subscriptions.due(now: 9.9).count, 1)
+        XCTAssertNil(subscriptions.subscribe(sender(5000), rate: 10, replyPort: nil, now: 9.9))
+        XCTAssertEqual(subscriptions.due(now: 15).count, 1, "renewed at 9.9 s, so alive at 15 s")
+        XCTAssertEqual(subscriptions.due(now: 20).count, 0, "quiet since 9.9 s")
+        XCTAssertTrue(subscriptions.subscriptions.isEmpty)
+        // Refusals: a rate of 0, a bad port, the ninth subscriber.
+        XCTAssertNotNil(subscriptions.subscribe(sender(5000), rate: 0, replyPort: nil, now: 0))
+        XCTAssertNotNil(subscriptions.subscribe(sender(5000), rate: .nan, replyPort: nil, now: 0))
+        XCTAssertNotNil(subscriptions.subscribe(sender(5000), rate: 10, replyPort: 70000, now: 0))
+        for port in 1...OSCMeterSubscriptions.limit {
+            XCTAssertNil(subscriptions.subscribe(sender(UInt16(6000 + port)), rate: 1, replyPort: nil, now: 0))
+        }
+        XCTAssertNotNil(subscriptions.subscribe(sender(7000), rate: 1, replyPort: nil, now: 0))
+        XCTAssertTrue(subscriptions.unsubscribe(sender(6001), replyPort: nil))
+        XCTAssertFalse(subscriptions.unsubscribe(sender(6001), replyPort: nil))
+    }
+
+    func testAMeterMessageCarriesPeakAndRMSPerInputInDBFS() {
+        let levels = [
+            ChannelLevels(peak: 0.5, rms: 0.5 / 2.0.squareRoot().float, overallPeak: 0, overallRMS: 0, clips: 0),
+            ChannelLevels(peak: 0, rms: 0, overallPeak: 0, overallRMS: 0, clips: 0),
+        ]
+        let message = OSCMeterSubscriptions.message(levels)
+        XCTAssertEqual(message.path, "/jackhost/meter")
+        XCTAssertEqual(message.types, "iffff")
+        guard case .int32(2) = message.arguments[0], case .float(let peak) = message.arguments[1], case .float(let rms) = message.arguments[2],
+            case .float(let silentPeak) = message.arguments[3]
+        else { return XCTFail("\(message.arguments)") }
+        XCTAssertEqual(peak, -6.0206, accuracy: 0.001)
+        XCTAssertEqual(rms, -9.0309, accuracy: 0.001)
+        XCTAssertEqual(silentPeak, OSCMeterSubscriptions.silenceDB, "silence is finite")
+    }
+}
+
+extension Double {
+    fileprivate var float: Float { Float(self) }
 }

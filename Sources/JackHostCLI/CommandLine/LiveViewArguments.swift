@@ -1,6 +1,6 @@
 // LiveViewArguments.swift
 //
-// `--http ADDRESS:PORT` and `--http-token TOKEN` on the command line: the options' table entries
+// `--http ADDRESS:PORT`, `--http-token TOKEN` and `--http-control` on the command line: the options' table entries
 // and their parsing into JackHostLiveView's LiveViewSettings. Checked before JACK is touched, so
 // a mistake is a usage error (status 2).
 
@@ -20,16 +20,24 @@ extension LiveViewSettings {
             help:
                 "with --http: require TOKEN (?token=TOKEN or Authorization: Bearer TOKEN) on every request; needed for a non-loopback ADDRESS; with it, any host name may reach the view"
         ),
+        OptionSpec(
+            "http-control",
+            help:
+                "with --http: the page gains record, stop, rotate and marker buttons (POST /api/start, /api/stop, /api/rotate, /api/marker?label=TEXT, answered with JSON); each request needs the token (--http-token, or one made at start and known only to the page) in an X-JackHost-Token header, and a browser's only from the view's own page"
+        ),
     ]
 
-    /// Reads `--http` and `--http-token`; nil without `--http`.
+    /// Reads `--http`, `--http-token` and `--http-control`; nil without `--http`.
     static func parse(_ parsed: ParsedArguments) throws(UsageError) -> LiveViewSettings? {
         let token = parsed.value("http-token")
         guard let text = parsed.value("http") else {
             if token != nil { throw UsageError("--http-token needs --http ADDRESS:PORT; give both, or neither") }
+            if parsed.has("http-control") { throw UsageError("--http-control needs --http [ADDRESS:]PORT: the buttons are on the live view") }
             return nil
         }
-        return try parse(address: text, token: token)
+        var settings = try parse(address: text, token: token)
+        settings.control = parsed.has("http-control")
+        return settings
     }
 
     /// Checks `--http TEXT` (`PORT`, `:PORT`, `ADDRESS:PORT` or `[IPV6]:PORT`; ADDRESS IPv4 or

@@ -1,3 +1,5 @@
+import JackHostConsumers
+
 /// The OSC paths jackhost answers, their type strings, and what each asks of the take: a
 /// table, so the README's list and the tests read one set of rules. jack_capture's paths keep
 /// their meaning; `/jackhost/...` are jackhost's own.
@@ -8,6 +10,10 @@ enum OSCCommandTable {
         case command(TakeController.Command)
         /// A `/jackhost/status` reply to the sender.
         case status
+        /// `/jackhost/meter` to the sender (or to `replyPort` on its host), `rate` times a second.
+        case subscribe(rate: Float?, replyPort: Int32?)
+        /// No more meters to the sender (or to `replyPort` on its host).
+        case unsubscribe(replyPort: Int32?)
     }
 
     /// One path: the type strings it takes and the request it makes.
@@ -38,7 +44,30 @@ enum OSCCommandTable {
             return .command(.marker(label: "", origin: origin))
         },
         Entry(path: "/jackhost/status", types: [""], meaning: "reply /jackhost/status sshihhf to the sender") { _ in .status },
+        Entry(
+            path: "/jackhost/subscribe", types: ["", "f", "i", "fi", "ii"],
+            meaning: "send /jackhost/meter (peak and RMS per input) at a rate, optionally to a port on the sender's host"
+        ) { message in
+            .subscribe(rate: message.arguments.first.flatMap(number), replyPort: message.arguments.dropFirst().first.flatMap(port))
+        },
+        Entry(path: "/jackhost/unsubscribe", types: ["", "i"], meaning: "stop sending /jackhost/meter") { message in
+            .unsubscribe(replyPort: message.arguments.first.flatMap(port))
+        },
     ]
+
+    /// A rate given as `f` or `i`.
+    private static func number(_ argument: OSCMessage.Argument) -> Float? {
+        switch argument {
+        case .float(let value): value
+        case .int32(let value): Float(value)
+        default: nil
+        }
+    }
+
+    /// A port given as `i`.
+    private static func port(_ argument: OSCMessage.Argument) -> Int32? {
+        if case .int32(let value) = argument { value } else { nil }
+    }
 
     /// The request a message makes, or the one line that says why it makes none.
     static func request(for message: OSCMessage) -> Result<Request, Refusal> {
@@ -49,18 +78,10 @@ enum OSCCommandTable {
             let wanted = entry.types.map { $0.isEmpty ? "no arguments" : "\"\($0)\"" }.joined(separator: " or ")
             return .failure(Refusal("\(entry.path) takes \(wanted), not \"\(message.types)\""))
         }
-        if case .string(let label)? = message.arguments.first, !isPrintable(label) {
-            return .failure(Refusal("\(entry.path): a label is at most \(longestLabel) bytes of text without control characters"))
+        if case .string(let label)? = message.arguments.first, !TakeMarker.isAcceptableLabel(label) {
+            return .failure(Refusal("\(entry.path): a label is at most \(TakeMarker.longestLabel) bytes of text without control characters"))
         }
         return .success(entry.request(message))
-    }
-
-    /// The longest marker label taken, in UTF-8 bytes.
-    static let longestLabel = 200
-
-    /// Whether a label may be taken: short, and without control characters.
-    private static func isPrintable(_ label: String) -> Bool {
-        label.utf8.count <= longestLabel && !label.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Why a message was refused: the text of the `/jackhost/error` reply.

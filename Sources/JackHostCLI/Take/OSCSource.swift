@@ -1,3 +1,5 @@
+import JackHostConsumers
+
 /// OSC over UDP as a source of take commands (`--osc`): each tick reads at most
 /// ``datagramsPerTick`` datagrams from the ``OSCSocket`` (more wait for the next tick, and the
 /// flood is counted), decodes each with liblo, looks its path and types up in
@@ -32,6 +34,8 @@ final class OSCSource: TakeDuty, TakeObserver {
         var droppedSenders = 0
         /// Ticks that reached ``OSCSource/datagramsPerTick`` with more still waiting.
         var floodTicks = 0
+        /// `/jackhost/meter` messages sent to subscribers.
+        var metersSent = 0
     }
 
     /// The most datagrams one tick reads (3,200 a second at a 20 ms tick).
@@ -40,6 +44,10 @@ final class OSCSource: TakeDuty, TakeObserver {
     static let largestDatagram = 4096
 
     let socket: OSCSocket
+    /// The meter whose levels `/jackhost/meter` sends (a real-time consumer of its own, as the
+    /// live view has), or nil when none runs.
+    private let meter: LevelMeter?
+    private var subscriptions = OSCMeterSubscriptions()
     private let quiet: Bool
     private let readings: () -> Readings
     private(set) var counts = Counts()
@@ -48,27 +56,45 @@ final class OSCSource: TakeDuty, TakeObserver {
     /// Receive buffer, reused every datagram.
     private var buffer = [UInt8](repeating: 0, count: OSCSource.largestDatagram)
 
-    init(socket: OSCSocket, quiet: Bool, readings: @escaping () -> Readings) {
+    init(socket: OSCSocket, meter: LevelMeter?, quiet: Bool, readings: @escaping () -> Readings) {
         self.socket = socket
+        self.meter = meter
         self.quiet = quiet
         self.readings = readings
     }
 
     func tick(now: Double) -> [TakeController.Command] {
         var commands: [TakeController.Command] = []
+        var flooded = true
         for _ in 0..<Self.datagramsPerTick {
-            guard let (count, sender) = socket.receive(into: &buffer) else { return commands }
-            if let command = handle(count: count, from: sender) { commands.append(command) }
+            guard let (count, sender) = socket.receive(into: &buffer) else {
+                flooded = false
+                break
+            }
+            if let command = handle(count: count, from: sender, now: now) { commands.append(command) }
         }
-        if socket.hasWaitingDatagram { counts.floodTicks += 1 }
+        if flooded && socket.hasWaitingDatagram { counts.floodTicks += 1 }
+        sendMeters(now: now)
         return commands
+    }
+
+    /// `/jackhost/meter` to every subscriber that is due: one reading of the meter for all of them.
+    private func sendMeters(now: Double) {
+        guard let meter else { return }
+        let destinations = subscriptions.due(now: now)
+        guard !destinations.isEmpty else { return }
+        let message = OSCMeterSubscriptions.message(meter.takeSnapshot()).encoded()
+        for destination in destinations {
+            socket.send(message, to: destination)
+            counts.metersSent += 1
+        }
     }
 
     func takeStateChanged(to state: TakeController.State) { self.state = state }
 
     /// One datagram: dropped, refused (answered unless it is not OSC at all), answered with
     /// the status, or turned into a command.
-    private func handle(count: Int, from sender: OSCSocket.Sender) -> TakeController.Command? {
+    private func handle(count: Int, from sender: OSCSocket.Sender, now: Double) -> TakeController.Command? {
         guard socket.settings.permits(sender.host) else {
             counts.droppedSenders += 1
             return nil
@@ -90,11 +116,30 @@ final class OSCSource: TakeDuty, TakeObserver {
             counts.accepted += 1
             socket.send(statusReply().encoded(), to: sender)
             return nil
+        case .success(.subscribe(let rate, let replyPort)):
+            let refusal =
+                meter == nil
+                ? "/jackhost/subscribe: no meter runs in this process" : subscriptions.subscribe(sender, rate: rate, replyPort: replyPort, now: now)
+            answer(refusal, to: sender)
+            return nil
+        case .success(.unsubscribe(let replyPort)):
+            answer(subscriptions.unsubscribe(sender, replyPort: replyPort) ? nil : "/jackhost/unsubscribe: no such subscription", to: sender)
+            return nil
         case .success(.command(let command)):
             counts.accepted += 1
             if !quiet { printNote("OSC \(message) from \(sender)\(Self.isQuit(command) ? ": the take is finalised and jackhost stops" : "")") }
             return command
         }
+    }
+
+    /// Counts a subscription request, and answers a refused one with `/jackhost/error`.
+    private func answer(_ refusal: String?, to sender: OSCSocket.Sender) {
+        guard let refusal else {
+            counts.accepted += 1
+            return
+        }
+        counts.refused += 1
+        socket.send(OSCMessage(path: "/jackhost/error", arguments: [.string(refusal)]).encoded(), to: sender)
     }
 
     /// Whether a command ends the run (its note says so).
@@ -129,6 +174,7 @@ final class OSCSource: TakeDuty, TakeObserver {
     /// The summary's line: `OSC: 12 messages accepted, 3 refused (…), 0 dropped …, 1 flood …`.
     var summary: String {
         "OSC: \(counts.accepted) message(s) accepted, \(counts.refused) refused (not OSC, unknown path or wrong types), "
-            + "\(counts.droppedSenders) dropped from senders not allowed, \(counts.floodTicks) tick(s) left a flood for the next\n"
+            + "\(counts.droppedSenders) dropped from senders not allowed, \(counts.floodTicks) tick(s) left a flood for the next, "
+            + "\(counts.metersSent) meter message(s) sent\n"
     }
 }

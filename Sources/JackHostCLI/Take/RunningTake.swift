@@ -20,6 +20,8 @@ final class RunningTake {
     let keyboard: KeyboardSource?
     /// `--osc` commands, when asked for.
     let remote: OSCSource?
+    /// The live view's buttons (`--http-control`), when asked for.
+    let browser: BrowserSource?
     /// Connection failures reported at start; later ones are reported with the summary.
     let failuresAtStart: Int
     private let waitingForServer = AtomicFlag()
@@ -50,7 +52,10 @@ final class RunningTake {
         // --quiet keeps the meter measuring (for --stop-on-xrun and the exit status) but draws nothing.
         keyboard = parts.recorder != nil && link == nil ? KeyboardSource() : nil
         let estimate = diskReport?.estimate
-        remote = parts.osc.map { OSCSource(socket: $0, quiet: parts.plan.quiet, readings: Self.oscReadings(parts, estimate: estimate)) }
+        remote = parts.osc.map {
+            OSCSource(socket: $0, meter: parts.oscMeter, quiet: parts.plan.quiet, readings: Self.oscReadings(parts, estimate: estimate))
+        }
+        browser = parts.liveView?.control.map { BrowserSource(control: $0, quiet: parts.plan.quiet) }
         let results = resultSources
         let keys = keyboard == nil ? nil : KeyboardSource.legend
         display =
@@ -142,6 +147,7 @@ final class RunningTake {
         var duties: [TakeDuty] = [signals]
         if let keyboard { duties.append(keyboard) }
         if let remote { duties.append(remote) }
+        if let browser { duties.append(browser) }
         if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
         duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
         if let duration = plan.duration {
@@ -166,6 +172,7 @@ final class RunningTake {
         if let display { observers.append(display) }
         if let liveView = parts.liveView { observers.append(liveView) }
         if let remote { observers.append(remote) }
+        if let browser { observers.append(browser) }
         return observers
     }
 

@@ -7,6 +7,13 @@ protocol TakeObserver: AnyObject {
     func takeStateChanged(to state: TakeController.State)
 }
 
+/// A duty that hears, after each of its commands, what the controller made of it (the browser
+/// answers each request with it).
+protocol TakeCommandAnswering: AnyObject {
+    /// Called on the main thread after `command` was handled: its effects and the state after it.
+    func answer(_ command: TakeController.Command, effects: [TakeController.Effect], state: TakeController.State)
+}
+
 /// The run's one loop: every 20 ms each duty ticks, its commands go to the controller, the
 /// controller's effects are carried out, and observers hear every change of state. It ends
 /// when the controller accepts a quit.
@@ -19,11 +26,14 @@ struct TakeLoop {
     static let interval: useconds_t = 20_000
 
     /// Hands one command to the controller, carries out its effects and tells the observers.
-    func send(_ command: TakeController.Command, to controller: inout TakeController) {
+    @discardableResult
+    func send(_ command: TakeController.Command, to controller: inout TakeController) -> [TakeController.Effect] {
         let before = controller.state
-        for effect in controller.handle(command) { perform(effect) }
-        guard controller.state != before else { return }
+        let effects = controller.handle(command)
+        for effect in effects { perform(effect) }
+        guard controller.state != before else { return effects }
         for observer in observers { observer.takeStateChanged(to: controller.state) }
+        return effects
     }
 
     /// Ticks until a quit is accepted, and returns its reason.
@@ -32,7 +42,8 @@ struct TakeLoop {
             let now = monotonicSeconds()
             for duty in duties {
                 for command in duty.tick(now: now) {
-                    send(command, to: &controller)
+                    let effects = send(command, to: &controller)
+                    (duty as? TakeCommandAnswering)?.answer(command, effects: effects, state: controller.state)
                     if case .stopping(let reason) = controller.state { return reason }
                 }
             }

@@ -29,6 +29,9 @@ final class TakeParts {
     let liveView: LiveViewServer?
     /// The `--osc` socket, bound during assembly.
     let osc: OSCSocket?
+    /// The meter `/jackhost/subscribe` reads (with `--osc`): its own, so that its windows are not
+    /// the terminal meter's.
+    let oscMeter: LevelMeter?
     private let embedded: EmbeddedServer?
     private(set) var stream: StreamWriter?
     private(set) var isolated: [IsolatedPlugin] = []
@@ -41,6 +44,7 @@ final class TakeParts {
         (plugins, shapes) = try Self.loadPlugins(plan)
         // --osc and --http listen before JACK is touched, so a port in use fails first.
         osc = try plan.osc.map { settings throws(OSCError) in try OSCSocket(settings: settings) }
+        oscMeter = osc == nil ? nil : LevelMeter()
         liveView = try plan.http.map { settings throws(LiveViewError) in try LiveViewServer(settings: settings) }
         // Audio is real or jackhost fails: a private server with test tones runs only when
         // asked for (--embedded-server, as scripts/demo does), never as a fallback.
@@ -126,6 +130,7 @@ final class TakeParts {
     func addConsumers() throws -> ExitStatus? {
         if let meter { host.add(realtime: meter) }
         if let notifier { host.add(realtime: notifier.meter) }
+        if let oscMeter { host.add(realtime: oscMeter) }
         // The live view's own meter (atomics, like the terminal's) and its spectrum (a worker thread).
         if let liveView {
             host.add(realtime: liveView.meter)

@@ -29,4 +29,13 @@ public struct TakeMarker: Equatable, Sendable, Codable {
         self.inFile = inFile
         self.inSidecar = inSidecar
     }
+
+    /// The longest label a remote source may give, in UTF-8 bytes.
+    package static let longestLabel = 200
+
+    /// Whether a label from a remote source (OSC, the browser) may be taken: at most
+    /// ``longestLabel`` bytes, without control characters.
+    package static func isAcceptableLabel(_ label: String) -> Bool {
+        label.utf8.count <= longestLabel && !label.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
 }

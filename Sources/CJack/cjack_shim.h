@@ -6,6 +6,7 @@
 #include <jack/metadata.h>
 #include <jack/uuid.h>
 #include <jack/statistics.h>
+#include <jack/midiport.h>
 #include <stddef.h>
 
 /// Why: `jack_client_open` is variadic, and Swift does not import variadic C

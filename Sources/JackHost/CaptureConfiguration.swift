@@ -33,6 +33,10 @@ extension CaptureHost {
         /// ``AudioTimestamp/transportRolling``. When false that field is always false and the
         /// cycle makes no transport query: a take that needs no transport pays nothing for it.
         public var readsTransport: Bool
+        /// Register a JACK MIDI input, `CLIENT:control`, whose events the process callback copies
+        /// into ``CaptureHost/controlEvents`` (MIDI Machine Control, notes and controllers for a
+        /// controller to act on); the callback only copies, it decides nothing.
+        public var controlInput: Bool = false
         /// Seconds ``CaptureHost/stop(drainLimit:abandonWhen:)`` and a server loss wait for
         /// deferred consumers to drain their rings; what is still queued then is given up and
         /// counted in ``CaptureStatistics/Consumer/abandonedFrames``.

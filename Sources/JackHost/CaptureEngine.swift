@@ -70,6 +70,10 @@ final class CaptureEngine: @unchecked Sendable {
     let deliveryStopped = Atomic<Bool>(false)
     /// Whether each cycle asks JACK if transport rolls (``CaptureHost/Configuration/readsTransport``).
     private let readsTransport: Bool
+    /// The control input's port and queue (``CaptureHost/Configuration/controlInput``), or nil.
+    /// The queue unretained: the host keeps it alive.
+    private let controlPort: OpaquePointer?
+    private let controlQueue: Unmanaged<MIDIControlQueue>?
     /// Cycles to ignore xruns for after a freewheel transition (see `handleFreewheel`).
     private let xrunGraceCycles = Atomic<Int>(0)
 
@@ -94,10 +98,12 @@ final class CaptureEngine: @unchecked Sendable {
     init(
         client: JackClient, ports: [JackPort], realtime: [any RealtimeAudioConsumer],
         deferred: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32? = nil, timer: CallbackTimer? = nil,
-        readsTransport: Bool = true
+        readsTransport: Bool = true, control: (port: JackPort, queue: MIDIControlQueue)? = nil
     ) {
         clientHandle = client.handle
         self.readsTransport = readsTransport
+        controlPort = control?.port.handle
+        controlQueue = control.map { Unmanaged.passUnretained($0.queue) }
         self.expectedFrameTime = expectedFrameTime
         self.timer = timer.map { Unmanaged.passUnretained($0) }
         self.frameLimit = frameLimit
@@ -144,6 +150,7 @@ final class CaptureEngine: @unchecked Sendable {
             channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
         }
         let times = JackClient.cycleTimes(of: clientHandle)
+        if let controlPort, let controlQueue { Self.copyControlEvents(from: controlPort, frames: frames, start: times.frames, into: controlQueue) }
         // A jump in frame time means the server's clock moved on without running this client
         // for those frames: audio from a capture device in that time never reached us. Some
         // servers (PipeWire's dummy driver) report no xrun for it, so jackhost measures it,
@@ -197,6 +204,19 @@ final class CaptureEngine: @unchecked Sendable {
         }
         capturedFrames.addFromSoleWriter(max(deliverable, 0))
         cycles.addFromSoleWriter(1)
+    }
+
+    /// **Real-time safe.** Copies every event of the control input's buffer into its queue,
+    /// stamped with its frame time. Parsing and deciding happen on the reader's thread.
+    @inline(__always)
+    private static func copyControlEvents(
+        from port: OpaquePointer, frames: UInt32, start: UInt32, into queue: Unmanaged<MIDIControlQueue>
+    ) {
+        queue._withUnsafeGuaranteedRef { queue in
+            JackClient.forEachMIDIEvent(of: port, frames: frames) { offset, bytes in
+                queue.push(frameTime: start &+ offset, offset: offset, bytes: bytes)
+            }
+        }
     }
 
     /// **Real-time safe.** Counts an xrun, unless it falls in a freewheel transition.

@@ -29,6 +29,9 @@ public final class CaptureHost: @unchecked Sendable {
     public let configuration: Configuration
     /// Callback durations, when ``Configuration/measureCallbackTime`` is set; read after ``stop(drainLimit:abandonWhen:)``.
     public let callbackTimer: CallbackTimer?
+    /// The control input's events (``Configuration/controlInput``), or nil without one. Read
+    /// them from one thread with ``MIDIControlQueue/drain()``.
+    public let controlEvents: MIDIControlQueue?
 
     private let consumers = ConsumerRegistry()
     private var ledger = CaptureLedger(consumerNames: [])
@@ -43,6 +46,7 @@ public final class CaptureHost: @unchecked Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         callbackTimer = configuration.measureCallbackTime ? CallbackTimer() : nil
+        controlEvents = configuration.controlInput ? MIDIControlQueue() : nil
     }
 
     // MARK: Consumers (before start)
@@ -87,7 +91,8 @@ public final class CaptureHost: @unchecked Sendable {
     public func start() throws {
         precondition(!started, "CaptureHost.start() called twice")
         ledger = CaptureLedger(consumerNames: consumers.deferredNames)
-        let factory = SessionFactory(configuration: configuration, consumers: consumers, ledger: ledger, timer: callbackTimer)
+        let factory = SessionFactory(
+            configuration: configuration, consumers: consumers, ledger: ledger, timer: callbackTimer, controlEvents: controlEvents)
         let client = try factory.openClient()
         let live: LiveSession
         let sources: [String]

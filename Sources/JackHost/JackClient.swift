@@ -34,6 +34,8 @@ public final class JackClient: @unchecked Sendable {
 
     /// The JACK type string of audio ports.
     public static let audioPortType = "32 bit float mono audio"
+    /// JACK's MIDI port type (`JACK_DEFAULT_MIDI_TYPE`).
+    public static let midiPortType = "8 bit raw midi"
 
     /// Opens a client on a server.
     ///
@@ -278,9 +280,16 @@ public final class JackClient: @unchecked Sendable {
         return try registerAudioPort(named: shortName, flags: JackPortFlags(rawValue: flags))
     }
 
-    private func registerAudioPort(named shortName: String, flags: JackPortFlags) throws(JackError) -> JackPort {
+    /// Registers a MIDI input port (short name, without the client prefix), e.g. `control`.
+    public func registerMIDIInput(named shortName: String) throws(JackError) -> JackPort {
+        try registerAudioPort(named: shortName, flags: JackPortIsInput, type: JackClient.midiPortType)
+    }
+
+    private func registerAudioPort(
+        named shortName: String, flags: JackPortFlags, type: String = JackClient.audioPortType
+    ) throws(JackError) -> JackPort {
         let port: OpaquePointer? = ifOpen(nil) { handle in
-            guard let port = jack_port_register(handle, shortName, JackClient.audioPortType, UInt(flags.rawValue), 0) else { return nil }
+            guard let port = jack_port_register(handle, shortName, type, UInt(flags.rawValue), 0) else { return nil }
             registeredPorts.append(JackPort(handle: port))
             return port
         }
@@ -435,6 +444,19 @@ public final class JackClient: @unchecked Sendable {
     @inline(__always)
     package static func buffer(of port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
         jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
+    }
+
+    /// **Real-time safe.** Hands each MIDI event of a MIDI port's buffer for this cycle to `body`:
+    /// its frame offset in the cycle and its bytes (valid during the call only). The corresponding
+    /// C functions are `jack_port_get_buffer`, `jack_midi_get_event_count` and `jack_midi_event_get`.
+    @inline(__always)
+    static func forEachMIDIEvent(of port: OpaquePointer, frames: UInt32, _ body: (UInt32, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let buffer = jack_port_get_buffer(port, frames) else { return }
+        let count = jack_midi_get_event_count(buffer)
+        var event = jack_midi_event_t()
+        for index in 0..<count where jack_midi_event_get(&event, buffer, index) == 0 {
+            body(event.time, UnsafeBufferPointer(start: event.buffer, count: event.size))
+        }
     }
 
     /// **Real-time safe.** JACK's microsecond clock. The corresponding C function is `jack_get_time`.

@@ -27,7 +27,7 @@ struct LiveSession: ~Copyable {
     static func open(
         client: JackClient, session: AudioSessionInfo, format: StreamFormat, consumers: ConsumerRegistry,
         runners: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32?,
-        timer: CallbackTimer?, readsTransport: Bool
+        timer: CallbackTimer?, readsTransport: Bool, controlEvents: MIDIControlQueue?
     ) throws -> LiveSession {
         var registered: [JackPort] = []
         do {
@@ -36,10 +36,13 @@ struct LiveSession: ~Copyable {
                 registered.append(port)
             }
             PortMetadataPublisher.setAll(ports: registered, on: client)
+            let control = try controlEvents.map { queue throws(JackError) in
+                (port: try client.registerMIDIInput(named: "control"), queue: queue)
+            }
             let engine = CaptureEngine(
                 client: client, ports: registered, realtime: consumers.realtime,
                 deferred: runners, frameLimit: frameLimit, expectedFrameTime: expectedFrameTime,
-                timer: timer, readsTransport: readsTransport)
+                timer: timer, readsTransport: readsTransport, control: control)
             client.install(engine)
             runners.forEach { $0.startWorker() }
             do {

@@ -8,6 +8,7 @@ struct SessionFactory: @unchecked Sendable {
     let consumers: ConsumerRegistry
     let ledger: CaptureLedger
     let timer: CallbackTimer?
+    let controlEvents: MIDIControlQueue?
 
     /// The number of inputs for a session: the configured count, or the server's capture ports.
     func channelCount(for session: AudioSessionInfo) throws(JackError) -> Int {
@@ -42,7 +43,7 @@ struct SessionFactory: @unchecked Sendable {
             client: client, session: session, format: format, consumers: consumers,
             runners: makeRunners(session: session, channels: format.channelCount),
             frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer,
-            readsTransport: configuration.readsTransport)
+            readsTransport: configuration.readsTransport, controlEvents: controlEvents)
         ledger.publish(live.view)
         return live
     }

@@ -71,6 +71,8 @@ struct CapturePlan {
     var http: LiveViewSettings?
     /// `--osc` and `--osc-allow`: remote control over OSC, when asked for.
     var osc: OSCSettings?
+    /// `--midi-control`, `--mmc-id`, `--midi-marker`: MIDI Machine Control, when asked for.
+    var midiControl: MIDIControlSettings?
 
     /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
     /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
@@ -97,6 +99,7 @@ struct CapturePlan {
         callbackTime = parsed.has("callback-time")
         http = try LiveViewSettings.parse(parsed)
         osc = try OSCSettings.parse(parsed)
+        midiControl = try MIDIControlSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
         // Each command's own options (below) decide which consumers run.
         meter = false

@@ -22,6 +22,8 @@ final class RunningTake {
     let remote: OSCSource?
     /// The live view's buttons (`--http-control`), when asked for.
     let browser: BrowserSource?
+    /// MIDI Machine Control and marker notes (`--midi-control`), when asked for.
+    let midi: MIDISource?
     /// Connection failures reported at start; later ones are reported with the summary.
     let failuresAtStart: Int
     private let waitingForServer = AtomicFlag()
@@ -56,6 +58,9 @@ final class RunningTake {
             OSCSource(socket: $0, meter: parts.oscMeter, quiet: parts.plan.quiet, readings: Self.oscReadings(parts, estimate: estimate))
         }
         browser = parts.liveView?.control.map { BrowserSource(control: $0, quiet: parts.plan.quiet) }
+        midi = host.controlEvents.flatMap { queue in
+            parts.plan.midiControl.map { MIDISource(queue: queue, settings: $0, quiet: parts.plan.quiet) }
+        }
         let results = resultSources
         let keys = keyboard == nil ? nil : KeyboardSource.legend
         display =
@@ -115,6 +120,7 @@ final class RunningTake {
         let estimate = diskReport?.estimate
         display?.start()
         if let remote, !plan.quiet { printNote("OSC control at \(remote.socket.url)") }
+        if midi != nil, !plan.quiet { printNote("MIDI control at \(host.configuration.clientName):control") }
         guard let liveView = parts.liveView else { return }
         try liveView.start(
             sources: .init(
@@ -148,6 +154,7 @@ final class RunningTake {
         if let keyboard { duties.append(keyboard) }
         if let remote { duties.append(remote) }
         if let browser { duties.append(browser) }
+        if let midi { duties.append(midi) }
         if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
         duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
         if let duration = plan.duration {

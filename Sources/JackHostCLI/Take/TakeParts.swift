@@ -91,6 +91,7 @@ final class TakeParts {
         configuration.durationLimit = plan.duration
         // Transport is read only for a take it starts, and for plugins, which may look at it.
         configuration.readsTransport = plan.takeOptions.trigger == .transport || !plan.plugins.isEmpty
+        configuration.controlInput = plan.midiControl != nil
         return configuration
     }
 

@@ -109,6 +109,33 @@ final class ServerEventTests: XCTestCase {
         }
     }
 
+    /// `--mark-xruns`: real xruns (a client that overruns its period) become markers in the take's
+    /// cue chunk and sidecar, one per xrun the take counted (the sidecar's losses).
+    func testMarkXrunsPutsEveryXrunOfTheTakeInIt() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let path = workDirectory.appendingPathComponent("marked.wav").path
+            let child = try JackhostBinary.start(
+                ["record", path, "-s", server.name, "--mark-xruns", "--sidecar", "--no-meter"], directory: workDirectory)
+            let staller = try StallingClient(server: server.name)
+            defer { staller.stop() }
+            XCTAssertTrue(JACKFixture.waitUntil { staller.client.portExists("jackhost:in_1") }, child.stderr)
+            usleep(500_000)
+            staller.stallsRequested.store(2, ordering: .relaxed)
+            XCTAssertTrue(JACKFixture.waitUntil { staller.stallsRequested.load(ordering: .relaxed) == 0 })
+            usleep(1_000_000)
+            child.signal(SIGTERM)
+            XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
+            let sidecar = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + ".json"))) as? [String: Any])
+            let losses = try XCTUnwrap(sidecar["losses"] as? [String: Any])
+            let xruns = losses["xruns"] as? Int ?? 0
+            XCTAssertGreaterThan(xruns, 0, "the stalls made xruns: \(sidecar)")
+            let markers = (sidecar["markers"] as? [[String: Any]]) ?? []
+            XCTAssertEqual(markers.filter { $0["source"] as? String == "xrun" }.count, xruns, "one marker per xrun: \(markers)")
+            XCTAssertTrue(markers.allSatisfy { $0["inFile"] as? Bool == true }, "\(markers)")
+        }
+    }
+
     /// While freewheeling a slow deferred consumer gets backpressure, not drops; afterwards
     /// drop-on-full is back.
     func testFreewheelGivesBackpressureInsteadOfDrops() throws {

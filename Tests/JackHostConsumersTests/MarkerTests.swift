@@ -64,6 +64,30 @@ final class MarkerTests: XCTestCase {
         }
     }
 
+    /// `--mark-xruns`: dropped frames are marked where the silence standing in for them begins,
+    /// an xrun at its block; without the setting, neither is.
+    func testXrunsAndDropsBecomeMarkersWhenAsked() throws {
+        for marking in [true, false] {
+            let path = directory.appendingPathComponent("xruns-\(marking).wav").path
+            var settings = Recorder.Settings(sampleFormat: .int16, sidecar: true)
+            settings.markXruns = marking
+            let recorder = Recorder(path: path, settings: settings)
+            try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            var next: Float = 0
+            feed(recorder, blocks: 2, next: &next)
+            withBlock([[Float](repeating: 0.25, count: 64)], dropped: 32) { recorder.consume($0) }  // frames 128-159 lost
+            withBlock([[Float](repeating: 0.25, count: 64)], xrun: true) { recorder.consume($0) }
+            feed(recorder, blocks: 1, next: &next)
+            recorder.finish()
+            let cues = try RIFFWalker(path: path).cues
+            XCTAssertEqual(
+                cues, marking ? [RIFFWalker.Cue(frame: 128, label: "dropped 32 frames"), RIFFWalker.Cue(frame: 224, label: "xrun")] : [],
+                "marking \(marking)")
+            XCTAssertEqual(recorder.markers.map(\.source), marking ? ["xrun", "xrun"] : [])
+            XCTAssertEqual(SF_INFOProbe.frames([path]), [352], "the audio is untouched: 5 blocks and the 32 silent frames")
+        }
+    }
+
     /// With splits, a marker belongs to the segment that holds its frame, counted from that
     /// segment's start; a segment without markers has no cue chunk.
     func testAMarkerBelongsToTheSegmentThatHoldsItsFrame() throws {

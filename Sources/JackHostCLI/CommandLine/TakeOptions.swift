@@ -9,6 +9,8 @@ struct TakeOptions {
     /// `--channel-names`: the channel files' names as the user gave them, one per input.
     var channelNames: [String]?
     var sidecar = false
+    /// `--mark-xruns`: xruns and dropped frames become markers.
+    var markXruns = false
     var broadcastWave = true
     var alignSplits = false
     var keepSeconds: Double?
@@ -28,6 +30,9 @@ struct TakeOptions {
         OptionSpec(
             "channel-names", value: "NAME,NAME,...", help: "with --channel-files: the files' names, one per input, in order (NAME_kick.wav, ...)"),
         OptionSpec("sidecar", help: "write NAME.json beside each file: the first sample's wall-clock and JACK frame time, the ports, the losses"),
+        OptionSpec(
+            "mark-xruns",
+            help: "place a marker (cue point and sidecar) at every xrun and every run of dropped frames in a take, as Ardour's xrun markers"),
         OptionSpec("no-bext", help: "leave out the Broadcast Wave bext chunk (time reference) that WAV, RF64 and W64 files carry"),
         OptionSpec("align", help: "with --split DURATION: start files on wall-clock multiples of it (14:00:00, 15:00:00 for 1h)"),
         OptionSpec("keep", value: "AGE", help: "remove this logger's own segments older than AGE (90m, 12h, 7d, 2w); needs a dated name"),
@@ -48,10 +53,11 @@ struct TakeOptions {
     init(parsed: ParsedArguments, name: TakeFiles.TakeName, split: SplitLimit?) throws(UsageError) {
         channelFiles = parsed.has("channel-files")
         sidecar = parsed.has("sidecar")
+        markXruns = parsed.has("mark-xruns")
         broadcastWave = !parsed.has("no-bext")
         let toStandardOutput = name == .exact("-")
         if toStandardOutput {
-            for option in ["channel-files", "sidecar", "keep"] where parsed.has(option) || parsed.value(option) != nil {
+            for option in ["channel-files", "sidecar", "keep", "mark-xruns"] where parsed.has(option) || parsed.value(option) != nil {
                 throw UsageError("--\(option) needs files; it does not apply to standard output")
             }
         }
@@ -163,6 +169,7 @@ struct TakeOptions {
         var settings = base
         settings.channelFiles = channelFiles
         settings.sidecar = sidecar
+        settings.markXruns = markXruns
         settings.broadcastWave = broadcastWave
         settings.alignSplits = alignSplits
         settings.trigger = trigger

@@ -290,6 +290,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
         let dropped = block.droppedFramesBefore
         let start = timeline!.position(ofFrameTime: block.timestamp.frameTime, earliest: nextPosition + Int64(dropped))
+        // Before the silence for the dropped frames is written, so a marker lands where it begins.
+        if settings.markXruns { markLosses(of: block, at: start) }
         if dropped > 0 {
             ensureZeros(frames: min(dropped, 4096), bytesPerFrame: block.bytesPerFrame)
             var done = 0
@@ -312,6 +314,20 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         feed(block.bytes.baseAddress!, frames: block.frameCount, at: start, block: block)
         nextPosition = start + Int64(block.frameCount)
         noteMarkersOutsideTakes(before: nextPosition)
+    }
+
+    /// `--mark-xruns`: a marker where the block's dropped frames begin, and one at the block when
+    /// the server reported an xrun before it; only while a take is open (losses between takes are
+    /// counted, not marked). Placed as requested markers are, at their own frame.
+    private func markLosses(of block: EncodedBlock, at start: Int64) {
+        guard gate?.recording ?? true else { return }
+        let dropped = block.droppedFramesBefore
+        if dropped > 0 {
+            unplacedMarkers.append((start - Int64(dropped), .init(label: "dropped \(dropped) frames", source: "xrun", stamp: 0)))
+        }
+        if block.timestamp.xrunSincePreviousCycle && dropped == 0 {
+            unplacedMarkers.append((start, .init(label: "xrun", source: "xrun", stamp: 0)))
+        }
     }
 
     /// Closes the files, which writes their final headers.

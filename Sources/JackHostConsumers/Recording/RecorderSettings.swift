@@ -36,6 +36,10 @@ extension Recorder {
         public var sidecar: Bool
         /// What starts and stops takes; nil records everything (the default).
         public var trigger: TakeTrigger?
+        /// Turn every xrun and every run of dropped frames in an open take into a marker
+        /// (`xrun`, `dropped N frames`, source `xrun`) at the frame where it happened, as Ardour's
+        /// xrun markers are (`--mark-xruns`).
+        public var markXruns = false
         /// Seconds of audio from before each trigger that a triggered take starts with.
         public var preRollSeconds: Double
         /// Removes the recorder's own old segments after each new one opens (`--keep`).

@@ -213,8 +213,8 @@ final class CaptureEngine: @unchecked Sendable {
         from port: OpaquePointer, frames: UInt32, start: UInt32, into queue: Unmanaged<MIDIControlQueue>
     ) {
         queue._withUnsafeGuaranteedRef { queue in
-            JackClient.forEachMIDIEvent(of: port, frames: frames) { offset, bytes in
-                queue.push(frameTime: start &+ offset, offset: offset, bytes: bytes)
+            JackClient.forEachMIDIEvent(of: port, frames: frames) { offset, bytes, count in
+                queue.push(frameTime: start &+ offset, offset: offset, bytes: bytes, count: count)
             }
         }
     }

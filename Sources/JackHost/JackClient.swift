@@ -447,15 +447,21 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// **Real-time safe.** Hands each MIDI event of a MIDI port's buffer for this cycle to `body`:
-    /// its frame offset in the cycle and its bytes (valid during the call only). The corresponding
-    /// C functions are `jack_port_get_buffer`, `jack_midi_get_event_count` and `jack_midi_event_get`.
+    /// its frame offset in the cycle, its bytes (valid during the call only) and their count. The
+    /// corresponding C functions are `jack_port_get_buffer`, `jack_midi_get_event_count` and
+    /// `jack_midi_event_get`. A plain counter and a raw pointer, not a range and a buffer type: a
+    /// debug build instantiates generic metadata on first use, under a lock (RealtimeSanitizer).
     @inline(__always)
-    static func forEachMIDIEvent(of port: OpaquePointer, frames: UInt32, _ body: (UInt32, UnsafeBufferPointer<UInt8>) -> Void) {
+    static func forEachMIDIEvent(of port: OpaquePointer, frames: UInt32, _ body: (UInt32, UnsafePointer<UInt8>, Int) -> Void) {
         guard let buffer = jack_port_get_buffer(port, frames) else { return }
         let count = jack_midi_get_event_count(buffer)
         var event = jack_midi_event_t()
-        for index in 0..<count where jack_midi_event_get(&event, buffer, index) == 0 {
-            body(event.time, UnsafeBufferPointer(start: event.buffer, count: event.size))
+        var index: UInt32 = 0
+        while index < count {
+            if jack_midi_event_get(&event, buffer, index) == 0, let bytes = event.buffer {
+                body(event.time, UnsafePointer(bytes), event.size)
+            }
+            index += 1
         }
     }
 

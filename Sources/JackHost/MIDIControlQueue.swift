@@ -8,24 +8,33 @@ public struct MIDIControlEvent: Sendable, Equatable, BitwiseCopyable {
     /// Its offset in its cycle, in frames.
     public var offset: UInt32
     /// The event's bytes (at most ``MIDIControlQueue/longestEvent``).
-    public var bytes: [UInt8] { withUnsafeBytes(of: storage) { Array($0.prefix(Int(count))) } }
+    public var bytes: [UInt8] {
+        (0..<Int(count)).map { index in UInt8(truncatingIfNeeded: (index < 8 ? low : high) >> (8 * UInt64(index % 8))) }
+    }
     private var count: UInt8
-    private var storage: (UInt64, UInt64)
+    /// Bytes 0-7 and 8-15, little-endian. Two integers, not a tuple: a debug build instantiates a
+    /// tuple's metadata on first use, under a lock (RealtimeSanitizer caught it in the callback).
+    private var low: UInt64 = 0
+    private var high: UInt64 = 0
 
-    /// An event of at most 16 bytes (more are cut; the queue never stores such an event).
-    public init(frameTime: UInt32, offset: UInt32, bytes: UnsafeBufferPointer<UInt8>) {
+    /// An event of `count` bytes at `bytes`, at most 16 (more are cut; the queue never stores
+    /// such an event). **Real-time safe.**
+    public init(frameTime: UInt32, offset: UInt32, bytes: UnsafePointer<UInt8>, count: Int) {
         self.frameTime = frameTime
         self.offset = offset
-        count = UInt8(min(bytes.count, MIDIControlQueue.longestEvent))
-        storage = (0, 0)
-        withUnsafeMutableBytes(of: &storage) { raw in
-            for index in 0..<Int(count) { raw[index] = bytes[index] }
+        let kept = min(count, MIDIControlQueue.longestEvent)
+        self.count = UInt8(kept)
+        var index = 0
+        while index < kept {
+            let byte = UInt64(bytes[index]) << (8 * UInt64(index % 8))
+            if index < 8 { low |= byte } else { high |= byte }
+            index += 1
         }
     }
 
     /// Events are equal when their times and bytes are.
     public static func == (a: MIDIControlEvent, b: MIDIControlEvent) -> Bool {
-        a.frameTime == b.frameTime && a.offset == b.offset && a.count == b.count && a.storage == b.storage
+        a.frameTime == b.frameTime && a.offset == b.offset && a.count == b.count && a.low == b.low && a.high == b.high
     }
 }
 
@@ -57,16 +66,19 @@ public final class MIDIControlQueue: @unchecked Sendable {
         let ends = SPSCRing<MIDIControlEvent>.makeRing(capacity: Self.capacity)
         writer = ends.writer
         reader = ends.reader
+        // Off the real-time thread, once: whatever a debug build instantiates on first use.
+        var probe: UInt8 = 0xF0
+        _ = MIDIControlEvent(frameTime: 0, offset: 0, bytes: &probe, count: 1)
     }
 
     /// **Real-time safe.** Copies one event in, or counts it.
     @inline(__always)
-    func push(frameTime: UInt32, offset: UInt32, bytes: UnsafeBufferPointer<UInt8>) {
-        guard bytes.count <= Self.longestEvent else {
+    func push(frameTime: UInt32, offset: UInt32, bytes: UnsafePointer<UInt8>, count: Int) {
+        guard count <= Self.longestEvent else {
             oversizedEvents.add(1, ordering: .relaxed)
             return
         }
-        if !writer.push(MIDIControlEvent(frameTime: frameTime, offset: offset, bytes: bytes)) {
+        if !writer.push(MIDIControlEvent(frameTime: frameTime, offset: offset, bytes: bytes, count: count)) {
             droppedEvents.add(1, ordering: .relaxed)
         }
     }

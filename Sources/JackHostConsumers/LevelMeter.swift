@@ -94,6 +94,16 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
         // real-time thread, fills those caches before the process callback needs them.
         let warmUp = [Float](repeating: 0, count: 17)
         _ = warmUp.withUnsafeBufferPointer { LevelMeter.measure($0, using: .portable) }
+        // The same for the block's channel pointers as `process` reads them (an
+        // `UnsafeBufferPointer<UnsafePointer<Float>>`, rebound for C): RealtimeSanitizer caught
+        // the debug build instantiating that type's metadata in the first cycle.
+        warmUp.withUnsafeBufferPointer { samples in
+            let bases = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
+            defer { bases.deallocate() }
+            bases.initialize(to: samples.baseAddress!)
+            let view = AudioBufferListView(channels: bases, channelCount: 1, frameCount: samples.count)
+            _ = view.channelPointers.withMemoryRebound(to: Optional<UnsafePointer<Float>>.self) { $0.count }
+        }
     }
 
     /// **Real-time.** Measures one block: with AVX2 one C call measures every channel and

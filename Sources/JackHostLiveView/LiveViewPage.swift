@@ -136,7 +136,8 @@ enum LiveViewPage {
             d.consumers.map(c=>row(`${c.name} #${c.index}`,`<span class="dropped" data-value="${c.dropped}">${c.dropped}</span> dropped · ${c.buffered.toFixed(2)} s buffered`,c.dropped||c.abandoned?"bad":"")).join("");
           const t=d.take;
           $("take").innerHTML=t?row("take",esc(t.name))+row("file",esc(t.file)+(t.files>1?` <small>(${t.files} files)</small>`:""))+row("size",size(t.bytes))+
-            row("length",`<span id="take-seconds" data-value="${t.seconds}">${dur(t.seconds)}</span>`)+row("disk left",t.secondsLeft==null?"—":"about "+dur(t.secondsLeft)+" of recording"):row("take","not recording");
+            row("length",`<span id="take-seconds" data-value="${t.seconds}">${dur(t.seconds)}</span>`)+row("disk left",t.secondsLeft==null?"—":"about "+dur(t.secondsLeft)+" of recording")+
+            row("markers",`<span id="marker-count" data-value="${t.markers.count}">${t.markers.count}</span>`+t.markers.last.map(m=>`<br><small class="marker" data-label="${esc(m.label)}" data-source="${esc(m.source)}">${esc(m.label)} · ${m.seconds.toFixed(2)} s · ${esc(m.source)}</small>`).reverse().join("")):row("take","not recording");
           $("results").innerHTML=d.results.length?d.results.map(r=>r.values.map(v=>row(`${r.plugin} #${r.instance} ${v.name}`,`<span class="result" data-plugin="${esc(r.plugin)}" data-name="${esc(v.name)}" data-value="${v.value??""}">${esc(v.text)}</span>`+(v.unit?" "+esc(v.unit):""))).join("")).join(""):row("","none");
           if(d.control)setState(d.control.state);
           if(d.spectrum)spectrum(d.spectrum);

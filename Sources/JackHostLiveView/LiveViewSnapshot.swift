@@ -64,8 +64,22 @@ package final class LiveViewSnapshotBuilder {
         }
         let left = sources.secondsLeft().map { Self.number($0, places: 0) } ?? "null"
         return "{\"name\":\(Self.string(recorder.path)),\"file\":\(Self.string(files.last ?? "")),\"files\":\(files.count),\"bytes\":\(size),"
-            + "\"frames\":\(recorder.framesWritten),\"seconds\":\(Self.number(Double(recorder.framesWritten) / max(rate, 1), places: 2)),\"secondsLeft\":\(left)}"
+            + "\"frames\":\(recorder.framesWritten),\"seconds\":\(Self.number(Double(recorder.framesWritten) / max(rate, 1), places: 2)),\"secondsLeft\":\(left),"
+            + "\"markers\":\(Self.markersJSON(recorder.markers, rate: rate))}"
     }
+
+    /// The take's markers for the page: how many, and the last ``shownMarkers`` (label, source,
+    /// file and the time into that file).
+    static func markersJSON(_ markers: [TakeMarker], rate: Double) -> String {
+        let last = markers.suffix(shownMarkers).map {
+            "{\"label\":\(string($0.label)),\"source\":\(string($0.source)),\"file\":\(string($0.file)),"
+                + "\"seconds\":\(number(Double($0.frame) / max(rate, 1), places: 3))}"
+        }
+        return "{\"count\":\(markers.count),\"last\":[\(last.joined(separator: ","))]}"
+    }
+
+    /// Markers the page lists (the newest).
+    static let shownMarkers = 10
 
     /// Server, rate, period, and each input with its pretty-name and connections.
     static func sessionJSON(host: CaptureHost, serverName: String?) -> String {

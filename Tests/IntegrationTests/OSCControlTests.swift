@@ -65,7 +65,8 @@ final class OSCControlTests: XCTestCase {
             let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let (child, port) = try start([
-                "record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "--signal-trigger", "--sidecar",
+                "run", "--record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "--signal-trigger", "--sidecar",
+                "--results", path("results.jsonl"),
             ])
             XCTAssertEqual(try status(port).first as? String, "armed", child.stderr)
             try oscsend(port, "/jack_capture/tm/start")
@@ -102,6 +103,12 @@ final class OSCControlTests: XCTestCase {
             let markers = try XCTUnwrap(sidecar?["markers"] as? [[String: Any]], "\(String(describing: sidecar))")
             XCTAssertEqual(markers.compactMap { $0["label"] as? String }, ["cough"])
             XCTAssertEqual(markers.compactMap { $0["source"] as? String }, ["OSC"])
+            // --results carries the marker once, with its file and frame.
+            let results = try String(contentsOfFile: path("results.jsonl"), encoding: .utf8).split(separator: "\n")
+            let markerLines = results.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .compactMap { $0["marker"] as? [String: Any] }
+            XCTAssertEqual(markerLines.compactMap { $0["label"] as? String }, ["cough"], "\(results)")
+            XCTAssertEqual(markerLines.first?["frame"] as? Int, markers.first?["frame"] as? Int)
             let output = child.stderr + child.stdout
             XCTAssertTrue(output.contains("OSC /jackhost/marker \"cough\" from 127.0.0.1:"), output)
             XCTAssertTrue(output.contains("OSC: 8 message(s) accepted, 0 refused"), output)

@@ -141,7 +141,7 @@ enum CommandTables {
             ),
             OptionSpec(
                 "results", value: "FILE",
-                help: "write the plugins' published results to FILE as JSON lines, once a second and at the end"),
+                help: "write the plugins' published results and the take's markers to FILE as JSON lines, once a second and at the end"),
             OptionSpec("supervisor-fd", value: "N", hidden: true, help: "(internal) the link to the jackhost that isolates this plugin"),
             help,
         ]

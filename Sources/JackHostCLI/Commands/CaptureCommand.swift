@@ -194,8 +194,8 @@ struct CapturePlan {
         stream = parsed.has("stream")
         try readPlugins(parsed)
         if let path = parsed.value("results") {
-            if plugins.isEmpty && parsed.value("keep") == nil {
-                throw UsageError("--results applies to plugins and to --keep; add --plugin PATH or leave it out")
+            if plugins.isEmpty && recordName == nil {
+                throw UsageError("--results applies to plugins and to a recording's markers; add --plugin PATH or --record FILE, or leave it out")
             }
             if path.isEmpty { throw UsageError("--results was given an empty FILE name; name it, e.g. results.jsonl") }
             resultsPath = path

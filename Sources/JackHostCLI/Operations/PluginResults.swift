@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import JackHost
+import JackHostConsumers
 import JackHostLiveView
 import JackHostPlugins
 
@@ -13,6 +14,7 @@ import JackHostPlugins
 /// ```
 ///
 /// With `--keep`, a last line counts the old segments retention removed (see ``writeRetention(removed:seconds:)``).
+/// Each marker placed in the take is a line too, once (see ``writeMarker(_:seconds:)``).
 final class PluginResultsWriter {
     private let descriptor: Int32
     let path: String
@@ -49,6 +51,15 @@ final class PluginResultsWriter {
     /// `{"summary":true,"time":3.000,"retention":{"removed":2}}`.
     func writeRetention(removed: Int, seconds: Double) {
         _ = writeAll("{\"summary\":true,\"time\":\(seconds.formatted(places: 3)),\"retention\":{\"removed\":\(removed)}}\n", to: descriptor)
+    }
+
+    /// Appends one marker placed in the take:
+    /// `{"time":2.000,"marker":{"label":"cough","source":"OSC","file":"take.wav","frame":48000,"unixTime":…}}`.
+    func writeMarker(_ marker: TakeMarker, seconds: Double) {
+        let fields =
+            "\"label\":\(Self.jsonString(marker.label)),\"source\":\(Self.jsonString(marker.source)),\"file\":\(Self.jsonString(marker.file)),"
+            + "\"frame\":\(marker.frame),\"unixTime\":\(marker.unixTime.formatted(places: 6)),\"inFile\":\(marker.inFile)"
+        _ = writeAll("{\"time\":\(seconds.formatted(places: 3)),\"marker\":{\(fields)}}\n", to: descriptor)
     }
 
     /// A JSON string literal (one escaper for every JSON jackhost writes: ``LiveViewSnapshotBuilder/string(_:)``).

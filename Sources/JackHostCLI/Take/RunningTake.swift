@@ -24,6 +24,8 @@ final class RunningTake {
     let browser: BrowserSource?
     /// MIDI Machine Control and marker notes (`--midi-control`), when asked for.
     let midi: MIDISource?
+    /// `--results FILE`: plugin results and markers, once a second.
+    let resultsFile: ResultsFileWriter?
     /// Connection failures reported at start; later ones are reported with the summary.
     let failuresAtStart: Int
     private let waitingForServer = AtomicFlag()
@@ -58,6 +60,9 @@ final class RunningTake {
             OSCSource(socket: $0, meter: parts.oscMeter, quiet: parts.plan.quiet, readings: Self.oscReadings(parts, estimate: estimate))
         }
         browser = parts.liveView?.control.map { BrowserSource(control: $0, quiet: parts.plan.quiet) }
+        resultsFile = parts.resultsWriter.map { [resultSources] in
+            ResultsFileWriter(writer: $0, sources: resultSources, host: host, recorder: parts.recorder)
+        }
         midi = host.controlEvents.flatMap { queue in
             parts.plan.midiControl.map { MIDISource(queue: queue, settings: $0, quiet: parts.plan.quiet) }
         }
@@ -162,7 +167,7 @@ final class RunningTake {
             duties.append(DurationClock(duration: duration, host: host, isWaitingForServer: { waiting.value.load(ordering: .relaxed) }))
         }
         if let diskReport { duties.append(diskReport) }
-        if let writer = parts.resultsWriter { duties.append(ResultsFileWriter(writer: writer, sources: resultSources, host: host)) }
+        if let resultsFile { duties.append(resultsFile) }
         if let recorder = parts.recorder {
             duties.append(TakeNotesReport(recorder: recorder, sampleRate: host.sampleRateOrDefault))
             if CaptureSession.mode(of: plan) == .automatic { duties.append(TakeWatch(recorder: recorder)) }

@@ -127,12 +127,14 @@ struct TakeSummary {
         }
     }
 
-    /// The plugins' final results, on the report and in `--results FILE`, and what `--keep` removed.
+    /// The plugins' final results, on the report and in `--results FILE` (with the markers not yet
+    /// written there), and what `--keep` removed.
     private func reportResults() {
         if take.link == nil && !plan.quiet {
             for line in take.resultSources.compactMap(\.line) { write("results \(line)\n") }
         }
         let seconds = Double(stats.capturedFrames) / rate
+        take.resultsFile?.writeNewMarkers(seconds: seconds)
         take.parts.resultsWriter?.write(take.resultSources, seconds: seconds, summary: true)
         if let recorder = take.parts.recorder, recorder.retention != nil {
             take.parts.resultsWriter?.writeRetention(removed: recorder.filesRemovedByRetention, seconds: seconds)

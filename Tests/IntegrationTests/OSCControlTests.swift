@@ -115,6 +115,39 @@ final class OSCControlTests: XCTestCase {
         }
     }
 
+    /// The last explicit command wins over a level trigger until the next take: OSC stops a take
+    /// while the input is loud, and no new take opens while it stays loud; OSC starts one again.
+    func testAnExplicitStopWinsOverALevelTrigger() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(
+                name: "jhleveltone", server: server.name, channels: 2, signal: .sine(frequency: 440, amplitude: 0.5))
+            defer { generator.stop() }
+            let (child, port) = try start([
+                "record", path("take.wav"), "-s", server.name, "--connect", "jhleveltone:out_.*", "--trigger", "-30", "--hold", "0.2",
+                "--no-meter",
+            ])
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { (try? self.status(port).first as? String) == "recording" }, child.stderr)
+            usleep(500_000)
+            try oscsend(port, "/jackhost/stop")
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { (try? self.status(port).first as? String) == "armed" }, child.stderr)
+            usleep(1_000_000)
+            XCTAssertEqual(try status(port).first as? String, "armed", "the loud input does not reopen the take")
+            let firstTakes = try takes()
+            XCTAssertEqual(firstTakes.count, 1, "\(firstTakes)")
+            try oscsend(port, "/jackhost/start")
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { (try? self.status(port).first as? String) == "recording" }, child.stderr)
+            usleep(300_000)
+            try oscsend(port, "/jackhost/quit")
+            XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
+            let files = try takes()
+            XCTAssertEqual(files.count, 2, "the trigger's take, then the explicit one: \(files)\n\(child.stderr)")
+            for name in files {
+                let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(path(name)), name)
+                XCTAssertGreaterThan(header.frames, 4800, name)
+            }
+        }
+    }
+
     /// `/jackhost/subscribe fi 10 PORT` from liblo's `oscsend`, received by liblo's `oscdump` on
     /// PORT for 3 s: 25 to 35 `/jackhost/meter` messages, each with the input count and a peak
     /// and RMS per input that match the generator's sine (0.5: -6.02 and -9.03 dBFS); after

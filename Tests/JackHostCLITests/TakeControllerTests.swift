@@ -263,4 +263,18 @@ final class TakeControllerTests: XCTestCase {
         loop.send(.finished, to: &controller)
         XCTAssertEqual(observer.states.last, .finished(sigterm))
     }
+
+    /// In automatic modes a remote start or stop acts (the recorder's trigger then holds it until
+    /// the next take); SIGUSR1 and SIGUSR2 keep their meanings.
+    func testRemoteCommandsActOverAnAutomaticTrigger() {
+        var controller = TakeController(mode: .automatic)
+        _ = controller.handle(.connected)
+        XCTAssertEqual(controller.handle(.start(origin: "OSC /jackhost/start")), [.startTake])
+        XCTAssertEqual(controller.handle(.stop(origin: "browser /api/stop")), [.stopTake])
+        XCTAssertEqual(controller.handle(.start(origin: "MMC record strobe")), [.startTake])
+        XCTAssertEqual(controller.handle(.start(origin: "SIGUSR1")), [.reportProgress], "SIGUSR1 still reports progress")
+        XCTAssertEqual(
+            controller.handle(.stop(origin: "SIGUSR2")), [.refused("SIGUSR2 ignored: it ends a take only with record --signal-trigger")])
+        XCTAssertEqual(controller.state, .armed, "the state follows the recorder (takeObserved), not the command")
+    }
 }

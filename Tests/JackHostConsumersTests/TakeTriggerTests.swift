@@ -61,6 +61,55 @@ final class TakeTriggerTests: XCTestCase {
         XCTAssertEqual(request.nextChange(from: 0, frames: 64, transportRolling: false, freewheeling: false, peak: never), 0)
     }
 
+    /// The last explicit command wins over an automatic trigger until the next take: a start
+    /// opens a take in silence and the level's hold does not close it; a stop closes a take
+    /// while the level is loud, and the trigger opens the next one only after it has released.
+    func testExplicitCommandsHoldALevelTriggerUntilTheNextTake() {
+        let gate = TriggerGate(trigger: .level(thresholdDBFS: -40, holdSeconds: 0.001), sampleRate: 4000)  // hold: 4 frames
+        let quiet = { (_: Int) -> Float in 0 }, loud = { (_: Int) -> Float in 0.5 }
+        func change(_ peak: (Int) -> Float) -> Int? {
+            gate.nextChange(from: 0, frames: 16, transportRolling: false, freewheeling: false, peak: peak)
+        }
+        XCTAssertNil(change(quiet))
+        gate.requestStart(at: 0)
+        XCTAssertEqual(change(quiet), 0, "an explicit start opens a take in silence")
+        gate.setRecording(true)
+        XCTAssertNil(change(quiet), "and the hold does not close it")
+        XCTAssertNil(change(quiet))
+        gate.requestStop(at: 0)
+        XCTAssertEqual(change(quiet), 0, "an explicit stop closes it")
+        gate.setRecording(false)
+        // Held closed: loud blocks open nothing until the level has been quiet for the hold.
+        XCTAssertNil(change(loud), "a stop wins over a loud input")
+        XCTAssertNil(change(loud))
+        XCTAssertNil(change(quiet), "released: quiet for the hold")
+        XCTAssertEqual(change(loud), 0, "the trigger's next take")
+        gate.setRecording(true)
+        // A stop in the middle of an automatic take, then a start while still loud.
+        gate.requestStop(at: 0)
+        XCTAssertEqual(change(loud), 0)
+        gate.setRecording(false)
+        XCTAssertNil(change(loud))
+        gate.requestStart(at: 0)
+        XCTAssertEqual(change(loud), 0, "an explicit start wins over the hold-closed")
+        gate.setRecording(true)
+        XCTAssertNil(change(quiet), "held open again")
+    }
+
+    func testExplicitStopHoldsTransportClosedUntilItStops() {
+        let never = { (_: Int) -> Float in 0 }
+        let gate = TriggerGate(trigger: .transport, sampleRate: 48000)
+        func change(rolling: Bool) -> Int? { gate.nextChange(from: 0, frames: 64, transportRolling: rolling, freewheeling: false, peak: never) }
+        XCTAssertEqual(change(rolling: true), 0)
+        gate.setRecording(true)
+        gate.requestStop(at: 0)
+        XCTAssertEqual(change(rolling: true), 0, "stopped while transport rolls")
+        gate.setRecording(false)
+        XCTAssertNil(change(rolling: true), "and stays stopped while it rolls")
+        XCTAssertNil(change(rolling: false), "released: transport stopped")
+        XCTAssertEqual(change(rolling: true), 0, "the next roll is the next take")
+    }
+
     /// A request acts at the cycle that was being captured when it came, not at whatever block
     /// the writer reaches next: a writer 2 s behind real time starts and stops the take where
     /// they were asked for. Before, a SIGUSR1 under load started the take seconds early (its

@@ -174,6 +174,11 @@ struct TakeController: Equatable {
             guard state == .recording else { return [] }
             state = .armed
             return [.stopTake]
+        case (.automatic, .start(let origin)) where !Self.isSignal(origin):
+            // The last explicit command wins over the trigger until the next take (README).
+            return [.startTake]
+        case (.automatic, .stop(let origin)) where !Self.isSignal(origin):
+            return [.stopTake]
         case (_, .start), (_, .stop):
             return refusal(command)
         case (_, .rotate(let origin)):
@@ -190,6 +195,10 @@ struct TakeController: Equatable {
             return []
         }
     }
+
+    /// Whether a command came from a signal (SIGUSR1, SIGUSR2), which keeps its documented meaning
+    /// in every mode: a progress line, or a stop only with `--signal-trigger`.
+    static func isSignal(_ origin: String) -> Bool { origin.hasPrefix("SIG") }
 
     /// Start and stop do nothing unless takes start on request. A start then reports progress
     /// instead: SIGUSR1's documented meaning without `--signal-trigger`.

@@ -235,10 +235,14 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     }
 
     /// Starts a take at the cycle being captured now when ``trigger`` is ``TakeTrigger/request``
-    /// (SIGUSR1 on the command line), however far behind real time the writer runs. Any thread.
+    /// (SIGUSR1 on the command line), however far behind real time the writer runs. With an
+    /// automatic trigger (level, transport, freewheel) the take opens too, and the trigger may not
+    /// close it until ``requestTakeStop()``: the last explicit command wins until the next take.
+    /// Any thread.
     public func requestTakeStart() { gate?.requestStart(at: Self.requestStamp()) }
     /// Stops the running take at the cycle being captured now when ``trigger`` is
-    /// ``TakeTrigger/request`` (SIGUSR2 on the command line). Any thread.
+    /// ``TakeTrigger/request`` (SIGUSR2 on the command line). With an automatic trigger the take
+    /// closes too, and the trigger opens the next one only after it has let go. Any thread.
     public func requestTakeStop() { gate?.requestStop(at: Self.requestStamp()) }
     /// Ends the current file at the cycle being captured now and goes on in the next numbered
     /// one (`take.wav`, then `take-0002.wav`; a dated name gets a new date), without losing or

@@ -27,6 +27,20 @@ final class TriggerGate: @unchecked Sendable {
     /// A start or stop asked for and not yet reached, with its stamp (worker thread).
     private var pendingStart: UInt64?
     private var pendingStop: UInt64?
+    /// An explicit command's hold over an automatic trigger (level, transport, freewheel): the
+    /// last explicit command wins until the next take (worker thread).
+    private var hold = Hold.none
+
+    /// What an explicit start or stop did to an automatic trigger.
+    private enum Hold {
+        /// The trigger decides.
+        case none
+        /// An explicit start opened (or kept) the take: the trigger may not close it.
+        case open
+        /// An explicit stop closed the take: the trigger may not open another until it has
+        /// released (level: quiet for the hold; transport: stopped; freewheel: off).
+        case closed
+    }
     private let sampleRate: Double
 
     init(trigger: TakeTrigger, sampleRate: Double) {
@@ -67,6 +81,40 @@ final class TriggerGate: @unchecked Sendable {
         return 0
     }
 
+    /// An explicit start or stop (``requestStart(at:)``, ``requestStop(at:)``) over an automatic
+    /// trigger: it changes the take at the cycle it was stamped with, and holds it so.
+    private func explicitChange(frames: Int, cycleStart: UInt64) -> Int? {
+        let wasRecording = recording
+        let starts = startRequests.load(ordering: .acquiring)
+        if wasRecording && starts != seenStarts {
+            // A start while a take runs: nothing to open, but the trigger may no longer close it.
+            seenStarts = starts
+            hold = .open
+        }
+        guard let change = requestChange(frames: frames, cycleStart: cycleStart) else { return nil }
+        hold = wasRecording ? .closed : .open
+        return change
+    }
+
+    /// Whether an automatic trigger has let go since an explicit stop held it closed.
+    private func released(from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, peak: (Int) -> Float) -> Bool {
+        switch trigger {
+        case .transport: return !transportRolling
+        case .freewheel: return !freewheeling
+        case .request: return true
+        case .level:
+            for frame in offset..<frames {
+                if peak(frame) >= threshold {
+                    quietFrames = 0
+                } else {
+                    quietFrames += 1
+                    if quietFrames >= holdFrames { return true }
+                }
+            }
+            return false
+        }
+    }
+
     /// 10^(dBFS/20): -40 dBFS is 0.01 of full scale.
     static func amplitude(dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
@@ -99,6 +147,18 @@ final class TriggerGate: @unchecked Sendable {
         from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, cycleStart: UInt64 = 0, peak: (Int) -> Float
     ) -> Int? {
         guard offset < frames else { return nil }
+        if trigger != .request {
+            if offset == 0, let change = explicitChange(frames: frames, cycleStart: cycleStart) { return change }
+            switch hold {
+            case .open: return nil
+            case .closed:
+                if released(from: offset, frames: frames, transportRolling: transportRolling, freewheeling: freewheeling, peak: peak) {
+                    hold = .none
+                }
+                return nil
+            case .none: break
+            }
+        }
         switch trigger {
         case .transport:
             return transportRolling != recording && offset == 0 ? 0 : nil

@@ -587,6 +587,18 @@ def realtime_thread_runtime(pid):
     return total, found
 
 
+def meter_record_command(b: Bench, subject, server, channels, seconds, target, name, callback_time=False):
+    """(command, environment) for the cases that compare `run --meter --record` with cfair doing
+    the same real-time work (2b, its side-by-side rounds, 2c): jackhost or cfair, on `server`,
+    for `seconds`, recording to `target`, as client `name` (cfair's gets a `c` after it)."""
+    timing = ["--callback-time"] if callback_time else []
+    if subject == "jackhost":
+        return (b.jackhost("run", "--meter", "--record", target, "--overwrite", *timing, "-s", server[0], "-n", name,
+                           "-c", str(channels), "--duration", f"{seconds:g}"), b.jackhost_env())
+    return ([b.args.cfair, "-s", server[0], "-n", name + "c", "-c", str(channels), "--frames", str(int(seconds * RATE)),
+             "--record", target, *timing], b.env)
+
+
 def case_rtcpu(b: Bench):
     """Issue 25, item 3: the real-time thread's CPU per cycle and the callback's p99, jackhost
     against cfair doing the same real-time work, at 2, 8 and 64 channels x 64 frames."""
@@ -616,14 +628,7 @@ def case_rtcpu(b: Bench):
                 for subject in b.alternate(r, ["jackhost", "cfair"]):
                     tag = f"rtcpu-{channels}-{subject}-{r}"
                     target = b.work / f"{tag}.{'wav' if subject == 'jackhost' else 'raw'}"
-                    if subject == "jackhost":
-                        cmd = b.jackhost("run", "--meter", "--record", target, "--overwrite", "--callback-time", "-s",
-                                         server[0], "-n", "jhb_rt", "-c", str(channels), "--duration", f"{seconds:g}")
-                        env = b.jackhost_env()
-                    else:
-                        cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_rtc", "-c", str(channels), "--frames",
-                               str(int(seconds * RATE)), "--record", target, "--callback-time"]
-                        env = b.env
+                    cmd, env = meter_record_command(b, subject, server, channels, seconds, target, "jhb_rt", callback_time=True)
                     out_path, err_path = b.work / f"{tag}.out", b.work / f"{tag}.err"
                     with open(out_path, "w") as out, open(err_path, "w") as err:
                         proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)
@@ -697,14 +702,7 @@ def rtcpu_side_by_side(b: Bench, channels, period, rounds):
             for subject in order:
                 tag = f"rtside-{channels}-{subject}-{r}"
                 target = b.work / f"{tag}.{'wav' if subject == 'jackhost' else 'raw'}"
-                if subject == "jackhost":
-                    cmd = b.jackhost("run", "--meter", "--record", target, "--overwrite", "-s", server[0], "-n",
-                                     "jhb_rts", "-c", str(channels), "--duration", f"{seconds:g}")
-                    env = b.jackhost_env()
-                else:
-                    cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_rtsc", "-c", str(channels), "--frames",
-                           str(int(seconds * RATE)), "--record", target]
-                    env = b.env
+                cmd, env = meter_record_command(b, subject, server, channels, seconds, target, "jhb_rts")
                 with open(b.work / f"{tag}.out", "w") as out, open(b.work / f"{tag}.err", "w") as err:
                     procs[subject] = (b.procs.start(cmd, env=env, stdout=out, stderr=err), target)
                 time.sleep(0.5)   # activated before the next one: it runs first in the chain
@@ -801,14 +799,7 @@ def case_profile(b: Bench):
                 for subject in b.alternate(r, ["jackhost", "cfair"]):
                     tag = f"profile-{channels}-{subject}-{r}"
                     target = b.work / f"{tag}.{'wav' if subject == 'jackhost' else 'raw'}"
-                    if subject == "jackhost":
-                        cmd = b.jackhost("run", "--meter", "--record", target, "--overwrite", "-s", server[0], "-n",
-                                         "jhb_prof", "-c", str(channels), "--duration", f"{seconds:g}")
-                        env = b.jackhost_env()
-                    else:
-                        cmd = [b.args.cfair, "-s", server[0], "-n", "jhb_profc", "-c", str(channels), "--frames",
-                               str(int(seconds * RATE)), "--record", target]
-                        env = b.env
+                    cmd, env = meter_record_command(b, subject, server, channels, seconds, target, "jhb_prof")
                     data = b.work / f"{tag}.perf"
                     with open(b.work / f"{tag}.out", "w") as out, open(b.work / f"{tag}.err", "w") as err:
                         proc = b.procs.start(cmd, env=env, stdout=out, stderr=err)

@@ -279,19 +279,9 @@ final class OSCControlTests: XCTestCase {
         let badNetwork = try JackhostBinary.run(["record", path("take.wav"), "--osc", "9000", "--osc-allow", "10.0.0.0/40"])
         XCTAssertEqual(badNetwork.status, 2, badNetwork.stderr)
 
-        let busy = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (busy, port) = Self.boundLoopbackUDPSocket()
         defer { close(busy) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                XCTAssertEqual(bind(busy, $0, length), 0)
-                XCTAssertEqual(getsockname(busy, $0, &length), 0)
-            }
-        }
-        let port = UInt16(bigEndian: address.sin_port)
+        XCTAssertGreaterThan(port, 0)
         let result = try JackhostBinary.run(["record", path("take.wav"), "-s", "jhtest-none-\(getpid())", "--osc", "127.0.0.1:\(port)"])
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(
@@ -300,23 +290,28 @@ final class OSCControlTests: XCTestCase {
         XCTAssertEqual(try takes(), [])
     }
 
-    /// The Python side: hand-encoded OSC over a socket of its own.
-    /// A UDP port on loopback that was free a moment ago (the kernel's choice for port 0).
-    private static func freeUDPPort() -> Int {
+    /// A UDP socket bound to a port on loopback that the kernel chose, and that port (0 when
+    /// binding failed).
+    private static func boundLoopbackUDPSocket() -> (descriptor: Int32, port: UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 ? getsockname(descriptor, pointer, &length) : -1
-            }
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, bound ? UInt16(bigEndian: address.sin_port) : 0)
     }
 
+    /// A UDP port on loopback that was free a moment ago.
+    private static func freeUDPPort() -> Int {
+        let (descriptor, port) = boundLoopbackUDPSocket()
+        close(descriptor)
+        return Int(port)
+    }
+
+    /// The Python side: hand-encoded OSC over a socket of its own.
     private static let helper = #"""
         import json, random, socket, struct, sys
 

@@ -26,8 +26,8 @@
  * Each ring holds 2 s of audio rounded up to a power of two, like jackhost's default ring
  * (CaptureConfiguration.deferredRingSeconds).
  *
- * --callback-time times every callback with jack_get_time() at entry and exit into microsecond
- * buckets, exactly as cmeter and jackhost's CallbackTimer do (the clock reads are the first and
+ * --callback-time times every callback with CLOCK_MONOTONIC at entry and exit into the
+ * histogram of callback_timer.h, exactly as cmeter and jackhost's CallbackTimer do (the clock reads are the first and
  * last things in the callback, around the buffer lookups and all the work).
  * With --frames N it processes exactly N frames (the last cycle is cut to the frame), then lets
  * both writers drain and exits, like `jackhost --duration`.
@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include "callback_timer.h"
 #include <jack/jack.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,7 +56,6 @@
 #include <emmintrin.h>
 #endif
 
-#define BUCKETS 20000
 #define RING_SECONDS 2.0
 #define DRAIN_FRAMES 4096   /* the most frames a writer takes from its ring at once */
 
@@ -131,9 +131,6 @@ static atomic_int writers_stop;       /* set once no more frames will come */
 static volatile sig_atomic_t stop_requested;
 
 static int time_callbacks;
-static uint32_t *buckets;
-static uint64_t max_us;
-static long long timed;
 
 static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
 static inline uint64_t double_bits(double d) { uint64_t u; memcpy(&u, &d, sizeof u); return u; }
@@ -187,7 +184,7 @@ static inline void measure(const float *restrict x, size_t n, float *peak_out, f
 
 static int process(jack_nframes_t nframes, void *arg) {
     (void)arg;
-    jack_time_t began = time_callbacks ? jack_get_time() : 0;
+    uint64_t began = time_callbacks ? cbt_now_ns() : 0;
     for (int c = 0; c < channels; c++) inputs[c] = jack_port_get_buffer(ports[c], nframes);
     long long deliverable = nframes;
     if (frame_limit >= 0 && frame_limit - delivered < deliverable) deliverable = frame_limit - delivered;
@@ -212,10 +209,7 @@ static int process(jack_nframes_t nframes, void *arg) {
     }
     atomic_fetch_add_explicit(&cycles, 1, memory_order_relaxed);
     if (time_callbacks) {
-        uint64_t us = jack_get_time() - began;
-        buckets[us < BUCKETS ? us : BUCKETS - 1]++;
-        if (us > max_us) max_us = us;
-        timed++;
+        cbt_record(cbt_now_ns() - began);
     }
     return 0;
 }
@@ -300,17 +294,6 @@ static void on_signal(int sig) {
     stop_requested = 1;
 }
 
-static int percentile(double p) {
-    if (timed == 0) return 0;
-    long long target = (long long)((double)timed * p + 0.999999999);
-    long long seen = 0;
-    for (int i = 0; i < BUCKETS; i++) {
-        seen += buckets[i];
-        if (seen >= target) return i;
-    }
-    return BUCKETS - 1;
-}
-
 static void usage(void) {
     fprintf(stderr,
             "usage: cfair -s SERVER [-n NAME] -c CHANNELS --record FILE [--stream PATH] [--frames N]\n"
@@ -368,8 +351,7 @@ int main(int argc, char **argv) {
     total_sum_squares = calloc((size_t)channels, sizeof *total_sum_squares);
     published_peak_bits = calloc((size_t)channels, sizeof *published_peak_bits);
     published_sum_bits = calloc((size_t)channels, sizeof *published_sum_bits);
-    buckets = calloc(BUCKETS, sizeof *buckets);
-    if (!ports || !inputs || !total_peak || !total_sum_squares || !published_peak_bits || !published_sum_bits || !buckets)
+    if (!ports || !inputs || !total_peak || !total_sum_squares || !published_peak_bits || !published_sum_bits || !cbt_init())
         return 1;
     size_t ring_frames = (size_t)(RING_SECONDS * rate);
     if (ring_frames < 8 * (size_t)period) ring_frames = 8 * (size_t)period;
@@ -441,8 +423,7 @@ int main(int argc, char **argv) {
     if (recorder.failed) fprintf(stderr, "cfair: recording failed: %s\n", strerror(recorder.failed));
     if (streamer.failed) fprintf(stderr, "cfair: stream failed: %s\n", strerror(streamer.failed));
     if (time_callbacks)
-        fprintf(stderr, "callback_us count=%lld p50=%d p99=%d max=%llu period_us=%.0f\n", timed, percentile(0.50),
-                percentile(0.99), (unsigned long long)max_us, 1e6 * period / (double)rate);
+        cbt_print(1e6 * period / (double)rate);
     if (!gone) jack_client_close(client);
     fflush(stdout);
     return gone ? 3 : (recorder.failed ? 4 : 0);

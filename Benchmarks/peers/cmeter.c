@@ -11,8 +11,8 @@
  * no system call. Results leave it through relaxed atomics; the main thread polls them.
  *
  * Optional:
- *   --callback-time  times every callback with jack_get_time(), exactly as jackhost's
- *                    CallbackTimer does (microsecond buckets, p50/p99/max).
+ *   --callback-time  times every callback with CLOCK_MONOTONIC, exactly as jackhost's
+ *                    CallbackTimer does (callback_timer.h: 0.1 us buckets, p50/p99/max).
  *   --rt-malloc      positive control for the RealtimeSanitizer case: malloc/free inside
  *                    the callback, which the sanitizer must report.
  *   --metadata       sets pretty-name and order on every port, as jackhost does (used to show
@@ -27,6 +27,7 @@
  * Output at exit (stdout): "cmeter cycles=N frames=F channels=C peak=P", and with
  * --callback-time, "callback_us count=N p50=.. p99=.. max=.." on stderr.
  */
+#include "callback_timer.h"
 #include <jack/jack.h>
 #include <jack/metadata.h>
 #include <signal.h>
@@ -40,7 +41,6 @@
 extern void __rtsan_realtime_enter(void) __attribute__((weak));
 extern void __rtsan_realtime_exit(void) __attribute__((weak));
 
-#define BUCKETS 20000
 
 static jack_client_t *client;
 static jack_port_t **ports;
@@ -56,14 +56,11 @@ static volatile sig_atomic_t stop_requested;
 static int time_callbacks;
 static int rt_malloc;
 static int set_metadata;
-static uint32_t *buckets;
-static uint64_t max_us;
-static long long timed;
 
 static int process(jack_nframes_t nframes, void *arg) {
     (void)arg;
     if (__rtsan_realtime_enter) __rtsan_realtime_enter();
-    jack_time_t began = time_callbacks ? jack_get_time() : 0;
+    uint64_t began = time_callbacks ? cbt_now_ns() : 0;
     long long deliverable = nframes;
     if (frame_limit >= 0 && frame_limit - delivered < deliverable) deliverable = frame_limit - delivered;
     if (deliverable > 0) {
@@ -86,10 +83,7 @@ static int process(jack_nframes_t nframes, void *arg) {
     }
     atomic_fetch_add_explicit(&cycles, 1, memory_order_relaxed);
     if (time_callbacks) {
-        uint64_t us = jack_get_time() - began;
-        buckets[us < BUCKETS ? us : BUCKETS - 1]++;
-        if (us > max_us) max_us = us;
-        timed++;
+        cbt_record(cbt_now_ns() - began);
     }
     if (__rtsan_realtime_exit) __rtsan_realtime_exit();
     return 0;
@@ -103,17 +97,6 @@ static void on_shutdown(void *arg) {
 static void on_signal(int sig) {
     (void)sig;
     stop_requested = 1;
-}
-
-static int percentile(double p) {
-    if (timed == 0) return 0;
-    long long target = (long long)((double)timed * p + 0.999999999);
-    long long seen = 0;
-    for (int i = 0; i < BUCKETS; i++) {
-        seen += buckets[i];
-        if (seen >= target) return i;
-    }
-    return BUCKETS - 1;
 }
 
 static void usage(void) {
@@ -148,8 +131,7 @@ int main(int argc, char **argv) {
     /* Everything the callback touches is allocated and written before activation. */
     ports = calloc((size_t)channels, sizeof *ports);
     peaks = calloc((size_t)channels, sizeof *peaks);
-    buckets = calloc(BUCKETS, sizeof *buckets);
-    if (!ports || !peaks || !buckets) return 1;
+        if (!ports || !peaks || !cbt_init()) return 1;
 
     jack_status_t status;
     jack_options_t options = JackNoStartServer | (server ? JackServerName : 0);
@@ -200,9 +182,7 @@ int main(int argc, char **argv) {
     printf("cmeter cycles=%lld frames=%lld channels=%d peak=%g\n", (long long)atomic_load(&cycles),
            (long long)atomic_load(&frames_done), channels, peak);
     if (time_callbacks)
-        fprintf(stderr, "callback_us count=%lld p50=%d p99=%d max=%llu period_us=%.0f\n", timed, percentile(0.50),
-                percentile(0.99), (unsigned long long)max_us,
-                1e6 * jack_get_buffer_size(client) / (double)jack_get_sample_rate(client));
+        cbt_print(1e6 * jack_get_buffer_size(client) / (double)jack_get_sample_rate(client));
     if (!gone) jack_client_close(client);
     fflush(stdout);
     return gone ? 3 : 0;

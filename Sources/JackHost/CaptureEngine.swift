@@ -144,8 +144,8 @@ final class CaptureEngine: @unchecked Sendable {
     /// consumers, then copy into every deferred consumer's ring.
     @inline(__always)
     func runCycle(frames: UInt32) {
-        let began = timer == nil ? 0 : JackClient.microsecondsNow()
-        defer { timer?._withUnsafeGuaranteedRef { $0.record(microseconds: JackClient.microsecondsNow() &- began) } }
+        let began = timer == nil ? 0 : MonotonicClock.nanoseconds
+        defer { timer?._withUnsafeGuaranteedRef { $0.record(nanoseconds: MonotonicClock.nanoseconds &- began) } }
         for channel in 0..<channelCount {
             channelPointers[channel] = UnsafePointer(JackClient.buffer(of: ports[channel], frames: frames))
         }

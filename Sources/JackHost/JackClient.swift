@@ -465,10 +465,6 @@ public final class JackClient: @unchecked Sendable {
         }
     }
 
-    /// **Real-time safe.** JACK's microsecond clock. The corresponding C function is `jack_get_time`.
-    @inline(__always)
-    static func microsecondsNow() -> UInt64 { jack_get_time() }
-
     /// When frame `frameTime` starts on JACK's microsecond clock, as the server's clock model
     /// says (`jack_frames_to_time`); 0 when the client is closed.
     public func microseconds(atFrameTime frameTime: UInt32) -> UInt64 {

@@ -161,7 +161,7 @@ final class OSCControlTests: XCTestCase {
             let listenPort = Self.freeUDPPort()
             // liblo's own receiver, writing each message as a line to a file the test reads.
             let dumpPath = path("oscdump.txt")
-            FileManager.default.createFile(atPath: dumpPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: dumpPath, contents: nil)
             let dump = Process()
             dump.executableURL = URL(fileURLWithPath: "/usr/bin/oscdump")
             dump.arguments = ["-L", String(listenPort)]

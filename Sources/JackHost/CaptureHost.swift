@@ -66,9 +66,17 @@ public final class CaptureHost: @unchecked Sendable {
     ///     into an in-memory queue that grows up to this bound, so a consumer that stalls (a
     ///     disk that blocks for seconds) loses nothing until then; beyond it, frames are
     ///     dropped and counted as usual. Nil: no elastic stage.
-    public func add(deferred consumer: some DeferredAudioConsumer, ringSeconds: Double? = nil, maximumBuffer: BufferBound? = nil) {
+    ///   - holdBackSeconds: With an elastic stage, the consumer is handed a block only once this
+    ///     much newer audio has been captured after it (all of it at the end), so a request
+    ///     stamped with a frame that arrives up to this late, from another thread, still finds
+    ///     that frame unwritten: the recorder's frame-exact MIDI control. 0: as soon as it comes.
+    ///     At most half of `maximumBuffer` is held back, so holding back never drops a frame.
+    public func add(
+        deferred consumer: some DeferredAudioConsumer, ringSeconds: Double? = nil, maximumBuffer: BufferBound? = nil,
+        holdBackSeconds: Double = 0
+    ) {
         precondition(!started, "add consumers before start()")
-        consumers.add(deferred: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer)
+        consumers.add(deferred: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer, holdBackSeconds: holdBackSeconds)
     }
 
     /// Adds a closure tap (a deferred consumer) and returns it. The closure runs on the tap's

@@ -18,6 +18,8 @@ final class ConsumerRegistry: @unchecked Sendable {
         let ringSeconds: Double?
         /// The elastic stage's bound; nil for none.
         let maximumBuffer: BufferBound?
+        /// Audio the elastic stage keeps back from the consumer (see ``CaptureHost/add(deferred:ringSeconds:maximumBuffer:holdBackSeconds:)``).
+        var holdBackSeconds: Double = 0
     }
 
     private enum State {
@@ -38,8 +40,11 @@ final class ConsumerRegistry: @unchecked Sendable {
         lock.withLock { states.insert(.idle, at: realtime.count - 1) }
     }
 
-    func add(deferred consumer: any DeferredAudioConsumer, ringSeconds: Double?, maximumBuffer: BufferBound? = nil) {
-        deferred.append(Deferred(consumer: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer))
+    func add(
+        deferred consumer: any DeferredAudioConsumer, ringSeconds: Double?, maximumBuffer: BufferBound? = nil, holdBackSeconds: Double = 0
+    ) {
+        deferred.append(
+            Deferred(consumer: consumer, ringSeconds: ringSeconds, maximumBuffer: maximumBuffer, holdBackSeconds: holdBackSeconds))
         lock.withLock { states.append(.idle) }
     }
 

@@ -43,6 +43,9 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     let elastic: ElasticQueue?
     /// Set by the transfer thread when it has moved (or given up) everything it will.
     private let transferDone = Atomic<Bool>(false)
+    /// Frames the elastic stage keeps back from the consumer until the transfer ends (see
+    /// ``CaptureHost/add(deferred:ringSeconds:maximumBuffer:holdBackSeconds:)``).
+    private let holdBackFrames: Int
 
     /// The shortest period JACK servers run (jackd accepts 16 frames): the ring keeps a
     /// header slot for every period its frames can hold, so its depth in seconds never
@@ -52,8 +55,10 @@ final class DeferredConsumerRunner: @unchecked Sendable {
     init(
         consumer: any DeferredAudioConsumer, index: Int, channelCount: Int, ringFrames: Int,
         minimumPeriod: Int = DeferredConsumerRunner.smallestPeriod, pollMicroseconds: UInt32,
-        elasticFrames: Int? = nil
+        elasticFrames: Int? = nil, holdBackFrames: Int = 0
     ) {
+        // At most half the elastic bound: holding back must never make the transfer drop frames.
+        self.holdBackFrames = min(max(holdBackFrames, 0), (elasticFrames ?? 0) / 2)
         self.consumer = consumer
         self.index = index
         self.elastic = elasticFrames.map { ElasticQueue(channelCount: channelCount, limitFrames: $0) }
@@ -167,7 +172,8 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Read before looking at the queue: once the transfer thread is done, everything it
             // queued is visible, so an empty queue then means the end.
             let transferFinished = transferDone.load(ordering: .acquiring)
-            if let block = queue.takeOldest() {
+            let keep = transferFinished ? 0 : holdBackFrames
+            if let block = queue.takeOldest(leaving: keep) {
                 consumer.consume(block.audioBlock)
                 deliveredFrames.add(block.frameCount, ordering: .relaxed)
                 queue.recycle(block)
@@ -177,7 +183,7 @@ final class DeferredConsumerRunner: @unchecked Sendable {
             // Sleep until the transfer thread appends a block (or ends, or a stop abandons the
             // queue); the timeout only bounds a missed wake-up. This thread used to poll too,
             // doubling the wake-ups of every elastic consumer.
-            if let block = queue.takeOldest(waitingUpTo: .milliseconds(50)) {
+            if let block = queue.takeOldest(leaving: keep, waitingUpTo: .milliseconds(50)) {
                 consumer.consume(block.audioBlock)
                 deliveredFrames.add(block.frameCount, ordering: .relaxed)
                 queue.recycle(block)

@@ -119,10 +119,11 @@ final class ElasticQueue: @unchecked Sendable {
         }
     }
 
-    /// The oldest block, or nil; hand it back with ``recycle(_:)`` after use.
-    func takeOldest() -> Block? {
+    /// The oldest block, or nil; hand it back with ``recycle(_:)`` after use. With `leaving`, only
+    /// when at least that many frames stay queued after it.
+    func takeOldest(leaving kept: Int = 0) -> Block? {
         lock.withLock {
-            guard head < blocks.count else { return nil }
+            guard head < blocks.count, queued - blocks[head].frameCount >= kept else { return nil }
             let block = blocks[head]
             head += 1
             queued -= block.frameCount
@@ -141,15 +142,16 @@ final class ElasticQueue: @unchecked Sendable {
         if consumerWaiting.exchange(false, ordering: .sequentiallyConsistent) { arrival.signal() }
     }
 
-    /// The oldest block, waiting up to `timeout` for one to arrive; nil when none came.
-    func takeOldest(waitingUpTo timeout: DispatchTimeInterval) -> Block? {
-        if let block = takeOldest() { return block }
+    /// The oldest block (leaving `kept` frames queued after it), waiting up to `timeout` for one
+    /// to arrive; nil when none came.
+    func takeOldest(leaving kept: Int = 0, waitingUpTo timeout: DispatchTimeInterval) -> Block? {
+        if let block = takeOldest(leaving: kept) { return block }
         consumerWaiting.store(true, ordering: .sequentiallyConsistent)
         // Look again after raising the flag: a block appended before it was raised posts nothing.
-        if let block = takeOldest() { return block }
+        if let block = takeOldest(leaving: kept) { return block }
         _ = arrival.wait(timeout: .now() + timeout)
         consumerWaiting.store(false, ordering: .relaxed)
-        return takeOldest()
+        return takeOldest(leaving: kept)
     }
 
     /// Returns a block's memory for reuse. The free list keeps at most ``freeListByteLimit``

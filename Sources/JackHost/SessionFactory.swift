@@ -62,7 +62,8 @@ struct SessionFactory: @unchecked Sendable {
             return DeferredConsumerRunner(
                 consumer: entry.consumer, index: index, channelCount: channels, ringFrames: frames,
                 minimumPeriod: DeferredConsumerRunner.smallestPeriod, pollMicroseconds: poll,
-                elasticFrames: entry.maximumBuffer.map { $0.frames(channels: channels, sampleRate: session.sampleRate) })
+                elasticFrames: entry.maximumBuffer.map { $0.frames(channels: channels, sampleRate: session.sampleRate) },
+                holdBackFrames: Int((entry.holdBackSeconds * session.sampleRate).rounded(.up)))
         }
     }
 }

@@ -4,10 +4,11 @@ import JackHostTesting
 import XCTest
 
 /// `--midi-control`: MIDI Machine Control from an independent JACK MIDI client (Tests/Peers/
-/// midi_send.c, compiled here) starts and stops a take at the cycle being captured when each
-/// command reaches the recorder (after the event, within the loop's tick and a few cycles), a note
-/// drops a marker, and MMC to another device is ignored. The take is read back with sox and
-/// checked against the sequence; its start frame comes from the sidecar.
+/// midi_send.c, compiled here) starts and stops a take at the frame of each event, a note drops a
+/// marker at its frame, and MMC to another device is ignored. The sender reports each event's
+/// JACK frame time; the take is read back with sox and checked against the sequence, its first
+/// frame and length come from the sidecar, and the marker also from the WAV's cue chunk, read by
+/// an independent RIFF walker.
 final class MIDIControlTests: XCTestCase {
     var workDirectory: URL!
 
@@ -60,27 +61,22 @@ final class MIDIControlTests: XCTestCase {
             let sidecar = try XCTUnwrap(
                 JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path(take) + ".json"))) as? [String: Any])
             let first = try XCTUnwrap(sidecar["firstSample"] as? [String: Any])
-            // Commands act at the first frame of the cycle captured when they reach the recorder: the
-            // event's own cycle (which starts up to a period before it) or a later one, by at most
-            // the loop's 20 ms tick and the writer's lag (a quarter second allows for load).
-            let lateness = 48000 / 4, period = 4096
+            // To the frame: the take's first frame is the Record Strobe's, and its end the Stop's.
             let startFrame = try XCTUnwrap(first["jackFrameTime"] as? Int)
-            let startLate = Int(Int32(bitPattern: UInt32(truncatingIfNeeded: startFrame) &- frames[0]))
-            XCTAssertTrue((-period...lateness).contains(startLate), "the take starts \(startLate) frames after the Record Strobe")
+            XCTAssertEqual(UInt32(truncatingIfNeeded: startFrame), frames[0], "the take starts at the Record Strobe's frame")
             let length = try XCTUnwrap(sidecar["frames"] as? Int)
-            let stopLate = Int(Int32(bitPattern: UInt32(truncatingIfNeeded: startFrame + length) &- frames[3]))
-            XCTAssertTrue((-period...lateness).contains(stopLate), "the take ends \(stopLate) frames after the Stop")
+            XCTAssertEqual(UInt32(truncatingIfNeeded: startFrame + length), frames[3], "the take ends at the Stop's frame")
+            XCTAssertFalse(child.stderr.contains("passed it"), child.stderr)
             let channels = try AudioFileCheck.readWithSox(path(take), channels: 2)
             XCTAssertEqual(channels[0].count, length, "sox reads the sidecar's length")
             let report = SequenceCheck.verify(channels)
             XCTAssertNil(report.firstMismatch, report.description)
-            // The marker: placed at the first frame of the cycle being captured when the controller
-            // acted: the note's cycle (it may start before the note) or a later one.
+            // The marker, at the note's frame, in the sidecar and in the file's cue chunk.
             let markers = try XCTUnwrap(sidecar["markers"] as? [[String: Any]], "\(sidecar)")
             XCTAssertEqual(markers.count, 1, "\(markers)")
-            let markerFrame = markers.first?["frame"] as? Int ?? -1
             let noteFrame = Int(Int32(bitPattern: frames[1] &- UInt32(truncatingIfNeeded: startFrame)))
-            XCTAssertTrue((noteFrame - period...noteFrame + lateness).contains(markerFrame), "marker at \(markerFrame), note at \(noteFrame)")
+            XCTAssertEqual(markers.first?["frame"] as? Int, noteFrame, "the marker is at the note's frame")
+            XCTAssertEqual(try IndependentCues.read(path(take)).map(\.frame), [noteFrame], "the cue chunk, read independently")
             XCTAssertEqual(markers.first?["source"] as? String, "MIDI note 60")
             let output = child.stdout + child.stderr
             XCTAssertTrue(output.contains("MIDI control: 4 event(s) read, 3 command(s) or marker(s), 0 lost"), output)

@@ -119,7 +119,9 @@ final class TakeTriggerTests: XCTestCase {
         let gate = TriggerGate(trigger: .request, sampleRate: 48000)
         // 1024-frame blocks (21,334 us); the request came during the cycle that starts at 10 s.
         func change(atCycle microseconds: UInt64) -> Int? {
-            gate.nextChange(from: 0, frames: 1024, transportRolling: false, freewheeling: false, cycleStart: microseconds, peak: never)
+            gate.nextChange(
+                from: 0, frames: 1024, transportRolling: false, freewheeling: false,
+                time: .init(cycleStart: microseconds, cycleEnd: microseconds + 21_334), peak: never)
         }
         gate.requestStart(at: 10_000_000 + 5_000)
         XCTAssertNil(change(atCycle: 8_000_000), "a block from 2 s before the request")
@@ -163,5 +165,43 @@ final class TakeTriggerTests: XCTestCase {
         // Past midnight the BWF time reference starts again from 0: 00:00:01 the next day.
         XCTAssertEqual(timeline.bextTimeReference(at: anchor + 12000 + Int64(9 * 3600 + 1) * 48000), 48000)
         XCTAssertEqual(timeline.frameTime(at: anchor + 200), 100)
+    }
+
+    func testRequestsWithTheirOwnFrameActAtThatFrameOrWhereTheWriterIs() {
+        let never = { (_: Int) -> Float in 0 }
+        let gate = TriggerGate(trigger: .request, sampleRate: 48000)
+        // 256-frame blocks; block N starts at frame time 1000 + 256 N.
+        func change(block: Int, from offset: Int = 0) -> Int? {
+            let frameTime = UInt32(1000 + 256 * block)
+            let start = UInt64(1_000_000 + 5_333 * block)
+            return gate.nextChange(
+                from: offset, frames: 256, transportRolling: false, freewheeling: false,
+                time: .init(cycleStart: start, cycleEnd: start + 5_334, frameTime: frameTime), peak: never)
+        }
+        // A start at frame time 1000 + 256 * 2 + 17 (block 2, offset 17), asked for later (stamp).
+        gate.requestStart(at: 2_000_000, frame: 1000 + 512 + 17)
+        XCTAssertNil(change(block: 1), "the block before the frame")
+        XCTAssertEqual(change(block: 2), 17, "at its own frame, not at the block's start")
+        gate.setRecording(true)
+        // A stop in the same block, after the start.
+        gate.requestStop(at: 2_000_100, frame: 1000 + 512 + 200)
+        XCTAssertEqual(change(block: 2, from: 17), 200)
+        gate.setRecording(false)
+        XCTAssertEqual(gate.lateRequests, 0)
+        // A start whose frame the writer has passed: it acts where the writer is, and is counted.
+        gate.requestStart(at: 3_000_000, frame: 1000 + 256 * 3 + 5)
+        XCTAssertEqual(change(block: 4), 0)
+        XCTAssertEqual(gate.lateRequests, 1)
+        XCTAssertEqual(gate.lastLateness, 251)
+    }
+
+    func testMarkerRequestsWithTheirOwnFrameAreReachedByTheBlockThatHoldsIt() {
+        let requests = MarkerRequests()
+        requests.add(label: "cue", source: "MIDI note 60", frame: 5000)
+        XCTAssertTrue(requests.take(reachedBy: 1, cycleEnd: 2, block: 4000, frames: 1000).isEmpty, "frames 4000-4999")
+        let taken = requests.take(reachedBy: 1, cycleEnd: 2, block: 4900, frames: 256)
+        XCTAssertEqual(taken.count, 1)
+        XCTAssertEqual(taken.first?.offset(inBlockAt: 4900, frames: 256), 100)
+        XCTAssertEqual(taken.first?.offset(inBlockAt: 5100, frames: 256), 0, "passed: at the block's start")
     }
 }

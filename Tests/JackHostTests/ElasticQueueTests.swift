@@ -36,6 +36,25 @@ final class ElasticQueueTests: XCTestCase {
         XCTAssertEqual(queue.bufferedFrames.load(ordering: .relaxed), 0)
     }
 
+    func testHoldingBackLeavesTheNewestFramesQueued() {
+        let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 20)
+        for index in 0..<4 {
+            withBlock(frames: 256, value: Float(index), sequence: UInt64(index)) { queue.append($0, droppedFramesBefore: 0) }
+        }
+        // 1024 frames queued; keeping 600 back lets out the first block only (768 then 512 left).
+        let first = try! XCTUnwrap(queue.takeOldest(leaving: 600))
+        XCTAssertEqual(first.audioBlock.timestamp.sequence, 0)
+        queue.recycle(first)
+        XCTAssertNil(queue.takeOldest(leaving: 600), "taking the next would leave 512 < 600")
+        XCTAssertNil(queue.takeOldest(leaving: 600, waitingUpTo: .milliseconds(10)))
+        // Without the hold-back (the transfer has ended) everything comes out, in order.
+        for index in 1..<4 {
+            let block = try! XCTUnwrap(queue.takeOldest(leaving: 0))
+            XCTAssertEqual(block.audioBlock.timestamp.sequence, UInt64(index))
+            queue.recycle(block)
+        }
+    }
+
     func testDiscardingCountsExactlyWhatWaited() {
         let queue = ElasticQueue(channelCount: 2, limitFrames: 1 << 20)
         for index in 0..<5 { withBlock(frames: 100 + index, value: 0, sequence: 0) { queue.append($0, droppedFramesBefore: 0) } }

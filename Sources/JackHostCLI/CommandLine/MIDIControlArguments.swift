@@ -31,13 +31,14 @@ struct MIDIControlSettings: Equatable {
         OptionSpec(
             "midi-control",
             help:
-                "register a JACK MIDI input CLIENT:control: MIDI Machine Control Record Strobe and Play start a take, Stop, Pause and Record Exit stop it (record --signal-trigger), at the cycle captured when the command arrives; connect a controller to it with jack_connect or a patchbay"
+                "register a JACK MIDI input CLIENT:control: MIDI Machine Control Record Strobe and Play start a take, Stop, Pause and Record Exit stop it (record --signal-trigger), at the event's own frame (the recorder runs 0.25 s behind capture for it); connect a controller to it with jack_connect or a patchbay"
         ),
         OptionSpec(
             "mmc-id", value: "ID", help: "with --midi-control: also answer MMC sent to device ID 0-126 (127, all devices, is always answered)"),
         OptionSpec(
             "midi-marker", value: "note:N|cc:N",
-            help: "with --midi-control: a note-on of note N, or controller N rising to 64 or more, drops a marker (N 0-127, any channel)"),
+            help: "with --midi-control: a note-on of note N, or controller N rising to 64 or more, drops a marker at its frame (N 0-127, any channel)"
+        ),
     ]
 
     /// Reads the three options; nil without `--midi-control`.

@@ -3,10 +3,10 @@ import JackHost
 /// The control input's MIDI events as a source of take commands (`--midi-control`): each tick it
 /// takes what the process callback queued (``MIDIControlQueue``, copied without allocation and
 /// without a decision) and turns it into commands here, on the main thread. MIDI Machine Control
-/// (`F0 7F ID 06 CMD F7`, to device 127 or `--mmc-id`) starts and stops takes at the
-/// cycle being captured when the command reaches the recorder, as SIGUSR1 and OSC do (the note
-/// names the event's own frame); `--midi-marker` drops a marker. Everything else is counted and
-/// ignored.
+/// (`F0 7F ID 06 CMD F7`, to device 127 or `--mmc-id`) starts and stops takes, and
+/// `--midi-marker` drops a marker, at the event's own frame: the recorder is held back by
+/// ``holdBackSeconds`` so that the command, which reaches it from this thread a tick later,
+/// still finds that frame unwritten. Everything else is counted and ignored.
 final class MIDISource: TakeDuty {
     /// What the source did, for the summary.
     struct Counts: Equatable {
@@ -15,6 +15,12 @@ final class MIDISource: TakeDuty {
         /// MMC commands and markers turned into commands.
         var commands = 0
     }
+
+    /// How far behind capture the recorder runs with `--midi-control` (with an elastic buffer,
+    /// the default): the take loop reads the queue every 20 ms, so a command reaches the recorder
+    /// well inside this, even on a busy machine; one later still acts, where the writer is, and
+    /// the recorder says how late.
+    static let holdBackSeconds = 0.25
 
     let queue: MIDIControlQueue
     let settings: MIDIControlSettings
@@ -36,7 +42,7 @@ final class MIDISource: TakeDuty {
             guard let command = command(for: event.bytes) else { continue }
             counts.commands += 1
             if !quiet { printNote(Self.origin(of: command) + " at frame \(event.frameTime)") }
-            commands.append(command)
+            commands.append(.atFrame(event.frameTime, command))
         }
         return commands
     }

@@ -189,10 +189,14 @@ final class RunningTake {
     }
 
     /// Carries out what the controller decided.
-    func perform(_ effect: TakeController.Effect) {
+    func perform(_ effect: TakeController.Effect) { perform(effect, atFrame: nil) }
+
+    /// Carries out an effect at a JACK frame time (nil: at the current cycle).
+    private func perform(_ effect: TakeController.Effect, atFrame frame: UInt32?) {
         switch effect {
-        case .startTake: parts.recorder?.requestTakeStart()
-        case .stopTake: parts.recorder?.requestTakeStop()
+        case .atFrame(let frame, let effect): perform(effect, atFrame: frame)
+        case .startTake: parts.recorder?.requestTakeStart(atFrame: frame)
+        case .stopTake: parts.recorder?.requestTakeStop(atFrame: frame)
         case .rotateFile:
             guard let recorder = parts.recorder, recorder.path != "-" else { return printNote("rotate ignored: no file is being recorded") }
             recorder.requestRotate()
@@ -200,7 +204,7 @@ final class RunningTake {
             guard let recorder = parts.recorder, recorder.path != "-" else {
                 return printNote("marker from \(origin) ignored: no file is being recorded")
             }
-            recorder.requestMarker(label: label, source: origin)
+            recorder.requestMarker(label: label, source: origin, atFrame: frame)
         case .reportProgress: printNote(CaptureReport.progress(host: host, recorder: parts.recorder))
         case .refused(let line): printNote(line)
         case .announce(let line): printError(line)

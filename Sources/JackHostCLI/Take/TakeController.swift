@@ -95,6 +95,9 @@ struct TakeController: Equatable {
         case takeObserved(open: Bool)
         /// Everything is final.
         case finished
+        /// A start, stop or marker that carries its own moment, a JACK frame time (a MIDI
+        /// event's): decided as the command itself, and carried out at that frame.
+        indirect case atFrame(UInt32, Command)
     }
 
     enum Effect: Equatable {
@@ -114,6 +117,16 @@ struct TakeController: Equatable {
         case announce(String)
         /// Cut the closing drain short (a second stop while stopping).
         case abandonDrain
+        /// A start, stop or marker to carry out at a JACK frame time instead of the current cycle.
+        indirect case atFrame(UInt32, Effect)
+
+        /// This effect at `frame`, when it is one that acts on the take's audio.
+        func at(_ frame: UInt32) -> Effect {
+            switch self {
+            case .startTake, .stopTake, .markTake: .atFrame(frame, self)
+            default: self
+            }
+        }
     }
 
     let mode: Mode
@@ -125,6 +138,7 @@ struct TakeController: Equatable {
 
     /// Applies a command and returns what the run must do.
     mutating func handle(_ command: Command) -> [Effect] {
+        if case .atFrame(let frame, let inner) = command { return handle(inner).map { $0.at(frame) } }
         switch (state, command) {
         case (.finished, _):
             return []

@@ -144,11 +144,14 @@ final class TakeParts {
         // Files and streams get an elastic buffer: a 0.5 s real-time ring that a transfer thread
         // empties into memory that grows up to --max-buffer, so a disk or reader that stalls
         // for seconds or minutes loses nothing (jack_capture's buffer grows to 40 s at most).
-        if let recorder, let stream, recorder.encoding == stream.encoding {
+        // With --midi-control the recorder runs MIDISource.holdBackSeconds behind capture, so
+        // commands land at their events' frames; a stream is not held back, so it converts alone.
+        let holdBack = plan.midiControl == nil ? 0 : MIDISource.holdBackSeconds
+        if let recorder, let stream, recorder.encoding == stream.encoding, holdBack == 0 {
             // Same samples wanted twice: convert once per cycle and share.
             host.add(deferred: SharedConverter([recorder, stream]), maximumBuffer: plan.maxBuffer)
         } else {
-            if let recorder { host.add(deferred: recorder, maximumBuffer: plan.maxBuffer) }
+            if let recorder { host.add(deferred: recorder, maximumBuffer: plan.maxBuffer, holdBackSeconds: holdBack) }
             if let stream { host.add(deferred: stream, maximumBuffer: plan.maxBuffer) }
         }
         for (plugin, shape) in zip(plugins, shapes) { try PluginShaping.add(plugin, to: host, userShape: shape) }

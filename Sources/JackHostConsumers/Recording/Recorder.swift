@@ -239,11 +239,18 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// automatic trigger (level, transport, freewheel) the take opens too, and the trigger may not
     /// close it until ``requestTakeStop()``: the last explicit command wins until the next take.
     /// Any thread.
-    public func requestTakeStart() { gate?.requestStart(at: Self.requestStamp()) }
+    ///
+    /// - Parameter frame: The JACK frame time to start at, for a request that carries its own
+    ///   (a MIDI event's): the take then starts at that frame, or where the writer is if it has
+    ///   already passed it (a note says how late).
+    public func requestTakeStart(atFrame frame: UInt32? = nil) { gate?.requestStart(at: Self.requestStamp(), frame: frame) }
     /// Stops the running take at the cycle being captured now when ``trigger`` is
     /// ``TakeTrigger/request`` (SIGUSR2 on the command line). With an automatic trigger the take
     /// closes too, and the trigger opens the next one only after it has let go. Any thread.
-    public func requestTakeStop() { gate?.requestStop(at: Self.requestStamp()) }
+    ///
+    /// - Parameter frame: The JACK frame time to stop at (the take's last frame is the one
+    ///   before it), as for ``requestTakeStart(atFrame:)``.
+    public func requestTakeStop(atFrame frame: UInt32? = nil) { gate?.requestStop(at: Self.requestStamp(), frame: frame) }
     /// Ends the current file at the cycle being captured now and goes on in the next numbered
     /// one (`take.wav`, then `take-0002.wav`; a dated name gets a new date), without losing or
     /// repeating a frame; nothing happens while no file is open. Standard output does not rotate.
@@ -258,8 +265,11 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// holds that frame (see ``TakeMarker``); `label` nil or empty names it `marker N`. A marker
     /// whose frame falls outside any take (a triggered recorder between takes) is not placed,
     /// and a note says so. Any thread.
-    public func requestMarker(label: String?, source: String) {
-        markerRequests.add(label: label ?? "", source: source)
+    ///
+    /// - Parameter frame: The JACK frame time to place it at, for a request that carries its own
+    ///   (a MIDI event's); where the writer is if it has already passed that frame.
+    public func requestMarker(label: String?, source: String, atFrame frame: UInt32? = nil) {
+        markerRequests.add(label: label ?? "", source: source, frame: frame)
     }
 
     /// JACK's microsecond clock now, which the blocks' cycle times use, so a request acts at the
@@ -312,8 +322,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
         rotateIfAsked(at: block)
         let span = cycleSpan(of: block)
-        for request in markerRequests.take(reachedBy: span.start, cycleEnd: span.end) {
-            unplacedMarkers.append((start, request))
+        for request in markerRequests.take(reachedBy: span.start, cycleEnd: span.end, block: block.timestamp.frameTime, frames: block.frameCount) {
+            unplacedMarkers.append((start + Int64(request.offset(inBlockAt: block.timestamp.frameTime, frames: block.frameCount)), request))
         }
         feed(block.bytes.baseAddress!, frames: block.frameCount, at: start, block: block)
         nextPosition = start + Int64(block.frameCount)
@@ -361,10 +371,16 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
         var offset = 0
         while offset < frames && failure == nil {
+            let late = gate.lateRequests
             let change = gate.nextChange(
                 from: offset, frames: frames, transportRolling: block.timestamp.transportRolling,
-                freewheeling: block.timestamp.freewheeling, cycleStart: block.timestamp.microseconds,
+                freewheeling: block.timestamp.freewheeling, time: blockTime(of: block),
                 peak: { Self.peak(bytes, frame: $0, channels: block.channelCount, encoding: block.encoding) })
+            if gate.lateRequests != late {
+                note(
+                    "a \(gate.recording ? "stop" : "start") asked for at its own frame came \(gate.lastLateness) frame(s) after the writer had passed it; it acted there"
+                )
+            }
             let end = change ?? frames
             if end > offset {
                 let run = bytes + offset * block.bytesPerFrame
@@ -452,6 +468,12 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
 
     /// When `block`'s cycle started and ended on the cycle clock (µs; 0 to 0 for a block without
     /// a cycle time).
+    /// The block's cycle span and frame time, as the trigger gate takes them.
+    private func blockTime(of block: EncodedBlock) -> TriggerGate.BlockTime {
+        let span = cycleSpan(of: block)
+        return TriggerGate.BlockTime(cycleStart: span.start, cycleEnd: span.end, frameTime: block.timestamp.frameTime)
+    }
+
     private func cycleSpan(of block: EncodedBlock) -> (start: UInt64, end: UInt64) {
         let start = block.timestamp.microseconds
         guard start != 0, let format else { return (start, start) }

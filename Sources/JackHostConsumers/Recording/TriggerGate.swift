@@ -2,8 +2,9 @@ import Glibc
 import Synchronization
 
 /// Where a triggered recorder's takes start and stop inside each block, frame-exact for levels,
-/// at the cycle for transport and freewheel, and for requests at the cycle that was being
-/// captured when the request came (each request is stamped with JACK's microsecond clock), so a
+/// at the cycle for transport and freewheel, for requests that carry a JACK frame time (MIDI
+/// events) at that frame, and for other requests at the cycle that was being captured when the
+/// request came (each request is stamped with JACK's microsecond clock), so a
 /// writer running seconds behind real time (a stalled disk, a busy machine) still starts and
 /// stops the take where it was asked for.
 ///
@@ -22,11 +23,18 @@ final class TriggerGate: @unchecked Sendable {
     /// JACK's microsecond clock at the latest request of each kind (0: unknown, act at once).
     private let startStamp = Atomic<UInt64>(0)
     private let stopStamp = Atomic<UInt64>(0)
+    /// The latest request's own frame time plus one, when it has one (a MIDI event's); 0 for none.
+    private let startFrame = Atomic<UInt64>(0)
+    private let stopFrame = Atomic<UInt64>(0)
     private var seenStarts = 0
     private var seenStops = 0
-    /// A start or stop asked for and not yet reached, with its stamp (worker thread).
-    private var pendingStart: UInt64?
-    private var pendingStop: UInt64?
+    /// A start or stop asked for and not yet reached (worker thread).
+    private var pendingStart: RequestTime?
+    private var pendingStop: RequestTime?
+    /// Frame-timed requests that came after the writer had passed their frame, and by how many
+    /// frames the latest was late (worker thread; the recorder reports them).
+    private(set) var lateRequests = 0
+    private(set) var lastLateness = 0
     /// An explicit command's hold over an automatic trigger (level, transport, freewheel): the
     /// last explicit command wins until the next take (worker thread).
     private var hold = Hold.none
@@ -57,33 +65,70 @@ final class TriggerGate: @unchecked Sendable {
         seenStops = stopRequests.load(ordering: .relaxed)
     }
 
-    /// A request's change at this block: 0 once the block's cycle reaches the pending request's
-    /// stamp (a block without a cycle time reaches every stamp), else nil.
-    private func requestChange(frames: Int, cycleStart: UInt64) -> Int? {
+    /// When a request acts: at the cycle captured at `stamp` (JACK's microsecond clock), or at
+    /// its own frame when it carries one.
+    struct RequestTime: Equatable {
+        var stamp: UInt64
+        var frame: UInt32?
+    }
+
+    /// Where a block sits in time: its first frame's offset from the caller's, its cycle's start
+    /// and end on JACK's microsecond clock (0: no cycle time, every request reached) and its
+    /// frame time.
+    struct BlockTime {
+        var cycleStart: UInt64 = 0
+        var cycleEnd: UInt64 = 0
+        var frameTime: UInt32 = 0
+    }
+
+    /// The offset in the block (at or after `offset`) where a request acts, or nil when the block
+    /// does not reach it. A request with a frame acts at that frame, or at `offset` when the
+    /// writer has already passed it (counted in ``lateRequests``); one without acts at the start
+    /// of the cycle being captured when it came.
+    private func offset(of request: RequestTime, from offset: Int, frames: Int, time: BlockTime) -> Int? {
+        guard time.cycleStart != 0, request.stamp != 0 else { return offset }
+        guard let frame = request.frame else { return request.stamp < time.cycleEnd ? offset : nil }
+        let distance = Int(Int32(bitPattern: frame &- time.frameTime))
+        guard distance < frames else { return nil }
+        if distance < offset {
+            lateRequests += 1
+            lastLateness = offset - distance
+            return offset
+        }
+        return distance
+    }
+
+    /// A request's change in this block, at or after `offset`, else nil.
+    private func requestChange(from offset: Int, frames: Int, time: BlockTime) -> Int? {
         let starts = startRequests.load(ordering: .acquiring)
         let stops = stopRequests.load(ordering: .acquiring)
-        if starts != seenStarts { pendingStart = startStamp.load(ordering: .relaxed) }
-        if stops != seenStops { pendingStop = stopStamp.load(ordering: .relaxed) }
+        if starts != seenStarts { pendingStart = Self.load(startStamp, startFrame) }
+        if stops != seenStops { pendingStop = Self.load(stopStamp, stopFrame) }
         seenStarts = starts
         seenStops = stops
-        let cycleEnd = cycleStart + UInt64((Double(frames) / max(sampleRate, 1) * 1e6).rounded(.up))
-        func reached(_ stamp: UInt64) -> Bool { cycleStart == 0 || stamp == 0 || stamp < cycleEnd }
         if !recording {
             // A stop asked for before the pending start (or with no take to stop) means nothing.
-            if let stop = pendingStop, pendingStart.map({ stop <= $0 }) ?? true { pendingStop = nil }
-            guard let start = pendingStart, reached(start) else { return nil }
+            if let stop = pendingStop, pendingStart.map({ stop.stamp <= $0.stamp }) ?? true { pendingStop = nil }
+            guard let start = pendingStart, let change = self.offset(of: start, from: offset, frames: frames, time: time)
+            else { return nil }
             pendingStart = nil
-            return 0
+            return change
         }
         pendingStart = nil
-        guard let stop = pendingStop, reached(stop) else { return nil }
+        guard let stop = pendingStop, let change = self.offset(of: stop, from: offset, frames: frames, time: time)
+        else { return nil }
         pendingStop = nil
-        return 0
+        return change
+    }
+
+    private static func load(_ stamp: borrowing Atomic<UInt64>, _ frame: borrowing Atomic<UInt64>) -> RequestTime {
+        let frame = frame.load(ordering: .relaxed)
+        return RequestTime(stamp: stamp.load(ordering: .relaxed), frame: frame == 0 ? nil : UInt32(truncatingIfNeeded: frame - 1))
     }
 
     /// An explicit start or stop (``requestStart(at:)``, ``requestStop(at:)``) over an automatic
     /// trigger: it changes the take at the cycle it was stamped with, and holds it so.
-    private func explicitChange(frames: Int, cycleStart: UInt64) -> Int? {
+    private func explicitChange(frames: Int, time: BlockTime) -> Int? {
         let wasRecording = recording
         let starts = startRequests.load(ordering: .acquiring)
         if wasRecording && starts != seenStarts {
@@ -91,7 +136,7 @@ final class TriggerGate: @unchecked Sendable {
             seenStarts = starts
             hold = .open
         }
-        guard let change = requestChange(frames: frames, cycleStart: cycleStart) else { return nil }
+        guard let change = requestChange(from: 0, frames: frames, time: time) else { return nil }
         hold = wasRecording ? .closed : .open
         return change
     }
@@ -119,15 +164,18 @@ final class TriggerGate: @unchecked Sendable {
     static func amplitude(dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
     /// Asks for a take to start at the cycle captured at `stamp` (JACK's microsecond clock; 0 for
-    /// the next block).
-    func requestStart(at stamp: UInt64) {
+    /// the next block), or at JACK frame time `frame` when given.
+    func requestStart(at stamp: UInt64, frame: UInt32? = nil) {
         startStamp.store(stamp, ordering: .relaxed)
+        startFrame.store(frame.map { UInt64($0) + 1 } ?? 0, ordering: .relaxed)
         startRequests.add(1, ordering: .releasing)
     }
 
-    /// Asks for the take to stop at the cycle captured at `stamp` (0 for the next block).
-    func requestStop(at stamp: UInt64) {
+    /// Asks for the take to stop at the cycle captured at `stamp` (0 for the next block), or at
+    /// JACK frame time `frame` when given.
+    func requestStop(at stamp: UInt64, frame: UInt32? = nil) {
         stopStamp.store(stamp, ordering: .relaxed)
+        stopFrame.store(frame.map { UInt64($0) + 1 } ?? 0, ordering: .relaxed)
         stopRequests.add(1, ordering: .releasing)
     }
 
@@ -142,13 +190,14 @@ final class TriggerGate: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - peak: The largest magnitude over all channels of the frame at an offset (levels only).
-    ///   - cycleStart: JACK's microsecond clock at the block's cycle (0 when unknown).
+    ///   - time: The block's cycle and frame time (requests act by them).
     func nextChange(
-        from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, cycleStart: UInt64 = 0, peak: (Int) -> Float
+        from offset: Int, frames: Int, transportRolling: Bool, freewheeling: Bool, time: BlockTime = BlockTime(),
+        peak: (Int) -> Float
     ) -> Int? {
         guard offset < frames else { return nil }
         if trigger != .request {
-            if offset == 0, let change = explicitChange(frames: frames, cycleStart: cycleStart) { return change }
+            if offset == 0, let change = explicitChange(frames: frames, time: time) { return change }
             switch hold {
             case .open: return nil
             case .closed:
@@ -165,8 +214,7 @@ final class TriggerGate: @unchecked Sendable {
         case .freewheel:
             return freewheeling != recording && offset == 0 ? 0 : nil
         case .request:
-            guard offset == 0 else { return nil }
-            return requestChange(frames: frames, cycleStart: cycleStart)
+            return requestChange(from: offset, frames: frames, time: time)
         case .level:
             if !recording {
                 for frame in offset..<frames where peak(frame) >= threshold { return frame }

@@ -32,14 +32,22 @@ final class MIDIControlTests: XCTestCase {
         return output
     }
 
-    func testMachineControlStartsAndStopsATakeAndANoteMarksIt() throws {
+    func testMachineControlStartsAndStopsATakeAndANoteMarksItInWAV() throws { try machineControlTake(extension: "wav") }
+
+    func testMachineControlStartsAndStopsATakeAndANoteMarksItInRF64() throws { try machineControlTake(extension: "rf64") }
+
+    /// W64 keeps its markers before the audio, in room reserved for them (Wave64Writer).
+    func testMachineControlStartsAndStopsATakeAndANoteMarksItInW64() throws { try machineControlTake(extension: "w64") }
+
+    /// A take driven by MMC and a note, in the container `extension` names, checked to the frame.
+    private func machineControlTake(extension: String) throws {
         let sender = try buildSender()
         try JACKFixture.withServer(captureChannels: 2) { server in
             let generator = try TestSignalSource(name: "jhmidigen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let child = try RunningJackhost(
                 arguments: [
-                    "record", path("take.wav"), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
+                    "record", path("take.\(`extension`)"), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
                     "--no-meter", "--midi-control", "--midi-marker", "note:60",
                 ], directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { child.stderr.contains("MIDI control at jackhost:control") }, child.stderr)
@@ -55,7 +63,7 @@ final class MIDIControlTests: XCTestCase {
             child.signal(SIGTERM)
             XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
 
-            let takes = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".wav") }.sorted()
+            let takes = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".\(`extension`)") }.sorted()
             XCTAssertEqual(takes.count, 1, "\(takes)\n\(child.stderr)")
             guard frames.count == 4, let take = takes.first else { return }
             let sidecar = try XCTUnwrap(

@@ -108,9 +108,44 @@ final class MarkerTests: XCTestCase {
         XCTAssertEqual(recorder.markers.map(\.file), files)
     }
 
-    /// FLAC and W64 have no cue chunk: the markers are in the sidecar, and say so.
+    /// W64 keeps its markers before the audio, as `cue ` and `list` chunks in the room reserved
+    /// for them: libsndfile still reads exactly the frames written, with or without `bext`, and
+    /// markers that do not fit are said to be in the sidecar only.
+    func testW64CarriesMarkersBeforeItsAudio() throws {
+        for broadcastWave in [true, false] {
+            let path = directory.appendingPathComponent("take-\(broadcastWave).w64").path
+            let recorder = Recorder(
+                path: path, settings: Recorder.Settings(container: .w64, sampleFormat: .int16, broadcastWave: broadcastWave, sidecar: true))
+            try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            var next: Float = 0
+            feed(recorder, blocks: 2, next: &next)
+            recorder.requestMarker(label: "here", source: "test")
+            feed(recorder, blocks: 1, next: &next)
+            recorder.finish()
+            XCTAssertEqual(recorder.markers.map(\.inFile), [true])
+            XCTAssertEqual(try W64Walker(path: path).cues, [.init(frame: 128, label: "here")])
+            XCTAssertEqual(SF_INFOProbe.frames([path]), [192], "libsndfile reads the audio and nothing else")
+        }
+        let path = directory.appendingPathComponent("many.w64").path
+        let recorder = Recorder(path: path, settings: Recorder.Settings(container: .w64, sampleFormat: .int16))
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        var next: Float = 0
+        let long = String(repeating: "x", count: 255)
+        for _ in 0..<150 {
+            recorder.requestMarker(label: long, source: "test")
+            feed(recorder, blocks: 1, next: &next)
+        }
+        recorder.finish()
+        let kept = try W64Walker(path: path).cues.count
+        XCTAssertTrue((100..<150).contains(kept), "\(kept) of 150 long-labelled markers fit")
+        XCTAssertTrue(
+            recorder.takeNotes().contains { $0.contains("\(150 - kept) of 150 markers did not fit") }, "\(recorder.takeNotes())")
+        XCTAssertEqual(SF_INFOProbe.frames([path]), [150 * 64])
+    }
+
+    /// FLAC has no cue chunk: the markers are in the sidecar, and say so.
     func testContainersWithoutACueChunkKeepMarkersInTheSidecar() throws {
-        for container in [AudioContainer.flac, .w64] {
+        for container in [AudioContainer.flac] {
             let path = directory.appendingPathComponent("take.\(container.fileExtension)").path
             let recorder = Recorder(path: path, settings: Recorder.Settings(container: container, sampleFormat: .int16, sidecar: true))
             try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
@@ -237,5 +272,42 @@ struct RIFFWalker {
             offset = body + Int(size) + Int(size % 2)
         }
         cues = order.map { Cue(frame: points[$0]!, label: labels[$0] ?? "") }
+    }
+}
+
+/// A Sony Wave64 file's cue points, walked by GUID (the W64 forms of `cue ` and `list`/`adtl`).
+struct W64Walker {
+    var cues: [RIFFWalker.Cue] = []
+
+    init(path: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        func u32(_ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) } }
+        func u64(_ at: Int) -> Int { Int((0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) }) }
+        func name(_ at: Int) -> String { String(decoding: bytes[at..<at + 4], as: UTF8.self) }
+        XCTAssertEqual(name(0), "riff")
+        XCTAssertEqual(u64(16), bytes.count, "the riff size is the file's")
+        var offset = 40
+        var points: [(UInt32, UInt32)] = []
+        var labels: [UInt32: String] = [:]
+        while offset + 24 <= bytes.count {
+            let size = u64(offset + 16)
+            let body = offset + 24
+            if name(offset) == "cue " {
+                for index in 0..<Int(u32(body)) { points.append((u32(body + 4 + index * 24), u32(body + 4 + index * 24 + 20))) }
+            }
+            if name(offset) == "list" && name(body) == "adtl" {
+                var sub = body + 4
+                while sub + 8 <= offset + size {
+                    let length = Int(u32(sub + 4))
+                    if name(sub) == "labl" {
+                        labels[u32(sub + 8)] = String(decoding: bytes[(sub + 12)..<(sub + 8 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    }
+                    sub += 8 + length + (length & 1)
+                }
+            }
+            guard size >= 24 else { break }
+            offset += size + (8 - size % 8) % 8
+        }
+        cues = points.map { RIFFWalker.Cue(frame: $0.1, label: labels[$0.0] ?? "") }
     }
 }

@@ -39,8 +39,8 @@ public enum AudioContainer: String, Sendable, CaseIterable {
     public var fileExtension: String { rawValue }
 
     /// Whether the container's files carry markers in a `cue ` chunk (``CueChunks``): WAV and
-    /// RF64; the others keep them in the sidecar.
-    public var carriesCueChunks: Bool { self == .wav || self == .rf64 }
+    /// RF64, and W64 in its own form (``Wave64Writer``); the others keep them in the sidecar.
+    public var carriesCueChunks: Bool { self == .wav || self == .rf64 || self == .w64 }
 
     /// Whether the codec discards information: Vorbis, Opus and MP3.
     public var isLossy: Bool {

@@ -19,25 +19,34 @@ enum CueChunks {
 
     /// The `cue ` and `LIST`/`adtl` chunks for `points`, cue point IDs counted from 1.
     static func bytes(_ points: [Point]) -> [UInt8] {
+        chunk("cue ", cueBody(points)) + chunk("LIST", labelListBody(points))
+    }
+
+    /// The `cue ` chunk's body: the count, then one 24-byte cue point per marker (IDs from 1).
+    static func cueBody(_ points: [Point]) -> [UInt8] {
         var cue: [UInt8] = []
         append32(UInt32(points.count), to: &cue)
-        var labels: [UInt8] = Array("adtl".utf8)
         for (index, point) in points.enumerated() {
-            let id = UInt32(index + 1)
-            append32(id, to: &cue)
+            append32(UInt32(index + 1), to: &cue)
             append32(0, to: &cue)  // play order position
             cue += Array("data".utf8)
             append32(0, to: &cue)  // chunk start: the data chunk itself
             append32(0, to: &cue)  // block start: uncompressed audio
             append32(point.frame, to: &cue)
-            var text = Array(sanitized(point.label).utf8)
-            text.append(0)
+        }
+        return cue
+    }
+
+    /// The `LIST` chunk's body: `adtl`, then a `labl` sub-chunk naming each cue point.
+    static func labelListBody(_ points: [Point]) -> [UInt8] {
+        var labels: [UInt8] = Array("adtl".utf8)
+        for (index, point) in points.enumerated() {
             var label: [UInt8] = []
-            append32(id, to: &label)
-            label += text
+            append32(UInt32(index + 1), to: &label)
+            label += Array(sanitized(point.label).utf8) + [0]
             labels += chunk("labl", label)
         }
-        return chunk("cue ", cue) + chunk("LIST", labels)
+        return labels
     }
 
     /// Appends the chunks for `points` to the closed RIFF or RF64 file open on `descriptor` and

@@ -71,8 +71,8 @@ final class TakeWriter {
     var isOpen: Bool { !files.isEmpty }
     /// The open files' paths.
     var paths: [String] { files.map(\.path) }
-    /// Whether the open segment's files take markers in a `cue ` chunk (WAV and RF64 files, not
-    /// standard output).
+    /// Whether the open segment's files take markers in a `cue ` chunk (WAV, RF64 and W64 files,
+    /// not standard output).
     var carriesMarkers: Bool { files.contains { $0.keepsDescriptor } }
 
     /// Adds a marker at `frame` of the open segment, written when it closes.
@@ -90,12 +90,13 @@ final class TakeWriter {
         precondition(files.isEmpty, "a segment is already open")
         let channelsPerFile = created.count == 1 ? format.channelCount : 1
         for (index, file) in created.enumerated() {
-            if settings.container == .w64, let broadcast, index < broadcast.count, file.path != "-" {
+            if settings.container == .w64, file.path != "-" {
                 do {
+                    let bext = broadcast.flatMap { index < $0.count ? $0[index].chunkBody() : nil }
                     let writer = try Wave64Writer(
                         descriptor: file.descriptor, channels: channelsPerFile, sampleRate: Int(format.sampleRate),
-                        sampleFormat: settings.sampleFormat, bext: broadcast[index].chunkBody())
-                    files.append(OpenFile(path: file.path, output: .wave64(writer), descriptor: file.descriptor))
+                        sampleFormat: settings.sampleFormat, bext: bext)
+                    files.append(OpenFile(path: file.path, output: .wave64(writer), descriptor: file.descriptor, keepsDescriptor: true))
                     continue
                 } catch {
                     let reason = TakeFiles.reason(errno)
@@ -249,8 +250,7 @@ final class TakeWriter {
             Glibc.close(file.descriptor)
             return problem
         case .wave64(let writer):
-            writer.close()
-            return nil
+            return writer.close(markers: markers, sync: sync)
         }
     }
 

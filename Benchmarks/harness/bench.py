@@ -1441,7 +1441,7 @@ def case_isolation(b: Bench):
     period = 256
     cycle_us = period / RATE * 1e6
     # (channels, seconds per run, rounds): every subject runs once per round, the order reversed every other round.
-    plan = [(64, 4, 1), (2, 4, 1)] if b.quick else [(64, 25, 2), (2, 20, 1)]
+    plan = [(64, 4, 1), (8, 4, 1), (2, 4, 1)] if b.quick else [(64, 25, 2), (8, 20, 2), (2, 20, 2)]
     warm = 1.5 if b.quick else 5.0   # the window starts after start-up (the child, the connections) ...
     tail = 1.0                       # ... and ends before the take's own end
     subjects = {

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 
 jh_meter_channel *jh_meter_channels_create(size_t count) {
-    size_t bytes = (count ? count : 1) * sizeof(struct jh_meter_channel);
+    // Whole cache lines (aligned_alloc wants a multiple of the alignment).
+    size_t bytes = ((count ? count : 1) * sizeof(struct jh_meter_channel) + 63) / 64 * 64;
     struct jh_meter_channel *states = aligned_alloc(64, bytes);
     if (states) memset(states, 0, bytes);   // all-zero bits: every atomic 0, every total 0.0
     return states;

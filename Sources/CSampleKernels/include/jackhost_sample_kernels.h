@@ -65,9 +65,10 @@ void jh_avx2_encode(jh_wire_format format, const float *const *channels, size_t 
 void jh_avx2_measure_channels(const float *const *channels, size_t channel_count, size_t frames,
                               float *peaks, double *sums, int *clips);
 
-/// A level meter's state for one channel: running totals that belong to the real-time thread,
-/// and the values it publishes to displays with relaxed atomic stores. One 64-byte line per
-/// channel, so a block's update touches one line per channel and nothing else. Opaque: made by
+/// A level meter's state for one channel: the running values the real-time thread publishes to
+/// displays with relaxed atomic stores (and reads back, as their only writer). 32 bytes per
+/// channel, two to a cache line, so a block's update touches half a line per channel and nothing
+/// else. Opaque: made by
 /// jh_meter_channels_create, read by jh_meter_channel_read.
 typedef struct jh_meter_channel jh_meter_channel;
 

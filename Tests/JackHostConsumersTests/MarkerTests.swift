@@ -143,6 +143,39 @@ final class MarkerTests: XCTestCase {
         XCTAssertEqual(SF_INFOProbe.frames([path]), [150 * 64])
     }
 
+    /// A start asked for at a frame the writer has already passed acts where the writer is, and
+    /// the recorder says by how many frames it was late; a stop at a frame still ahead is exact.
+    func testAFrameTimedStartThatCameLateIsANote() throws {
+        let path = directory.appendingPathComponent("late.wav").path
+        let recorder = Recorder(path: path, settings: Recorder.Settings(sampleFormat: .int16, trigger: .request))
+        try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        // 64-frame blocks with cycle times: block n starts at frame time 1000 + 64 n.
+        func feedTimed(_ range: Range<Int>) {
+            for index in range {
+                let samples = [Float](repeating: 0.25, count: 64)
+                samples.withUnsafeBufferPointer { buffer in
+                    var channel = buffer.baseAddress!
+                    withUnsafePointer(to: &channel) { pointers in
+                        let view = AudioBufferListView(channels: pointers, channelCount: 1, frameCount: 64)
+                        let time = AudioTimestamp(
+                            frameTime: UInt32(1000 + 64 * index), microseconds: UInt64(1_000_000 + 1333 * index),
+                            sequence: UInt64(index), xrunSincePreviousCycle: false)
+                        recorder.consume(AudioBlock(buffers: view, timestamp: time))
+                    }
+                }
+            }
+        }
+        feedTimed(0..<4)
+        recorder.requestTakeStart(atFrame: 1005)  // in block 0, long written
+        recorder.requestTakeStop(atFrame: 1000 + 64 * 6 + 10)  // in block 6, still ahead
+        feedTimed(4..<8)
+        recorder.finish()
+        // Block 4 starts at frame time 1256: 251 frames after 1005.
+        XCTAssertTrue(
+            recorder.takeNotes().contains { $0.contains("a start asked for at its own frame came 251 frame(s) after the writer had passed it") })
+        XCTAssertEqual(SF_INFOProbe.frames(recorder.files), [64 * 2 + 10], "from block 4's start to the stop's frame")
+    }
+
     /// FLAC has no cue chunk: the markers are in the sidecar, and say so.
     func testContainersWithoutACueChunkKeepMarkersInTheSidecar() throws {
         for container in [AudioContainer.flac] {

@@ -49,11 +49,9 @@ final class TriggerGate: @unchecked Sendable {
         /// released (level: quiet for the hold; transport: stopped; freewheel: off).
         case closed
     }
-    private let sampleRate: Double
 
     init(trigger: TakeTrigger, sampleRate: Double) {
         self.trigger = trigger
-        self.sampleRate = sampleRate
         if case .level(let decibels, let hold) = trigger {
             threshold = Float(Self.amplitude(dBFS: decibels))
             holdFrames = max(1, Int((hold * sampleRate).rounded()))

@@ -195,6 +195,36 @@ final class TakeTriggerTests: XCTestCase {
         XCTAssertEqual(gate.lastLateness, 251)
     }
 
+    /// A start and then a stop stamped in the same microsecond (two MIDI events handled in one
+    /// pass, or two calls on a fast machine), both seen by the worker at once: the order they
+    /// were asked in decides, so the stop ends the take the start opened. A stop asked for
+    /// first, in the same microsecond, still means nothing.
+    func testAStartAndAStopInTheSameMicrosecondKeepTheirOrder() {
+        let never = { (_: Int) -> Float in 0 }
+        let gate = TriggerGate(trigger: .request, sampleRate: 48000)
+        func change(block: Int, from offset: Int = 0) -> Int? {
+            let start = UInt64(1_000_000 + 5_333 * block)
+            return gate.nextChange(
+                from: offset, frames: 256, transportRolling: false, freewheeling: false,
+                time: .init(cycleStart: start, cycleEnd: start + 5_334, frameTime: UInt32(1000 + 256 * block)), peak: never)
+        }
+        gate.requestStart(at: 2_000_000, frame: 1000 + 256 + 5)
+        gate.requestStop(at: 2_000_000, frame: 1000 + 256 * 2 + 10)
+        XCTAssertNil(change(block: 0))
+        XCTAssertEqual(change(block: 1), 5)
+        gate.setRecording(true)
+        XCTAssertNil(change(block: 1, from: 5))
+        XCTAssertEqual(change(block: 2), 10, "the stop asked for after the start, in the same microsecond")
+        gate.setRecording(false)
+
+        gate.requestStop(at: 3_000_000, frame: 1000 + 256 * 3 + 20)
+        gate.requestStart(at: 3_000_000, frame: 1000 + 256 * 3 + 5)
+        XCTAssertEqual(change(block: 3), 5)
+        gate.setRecording(true)
+        XCTAssertNil(change(block: 3, from: 5), "a stop asked for before the start means nothing")
+        XCTAssertNil(change(block: 4))
+    }
+
     func testMarkerRequestsWithTheirOwnFrameAreReachedByTheBlockThatHoldsIt() {
         let requests = MarkerRequests()
         requests.add(label: "cue", source: "MIDI note 60", frame: 5000)

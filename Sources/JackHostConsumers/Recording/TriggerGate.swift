@@ -26,6 +26,11 @@ final class TriggerGate: @unchecked Sendable {
     /// The latest request's own frame time plus one, when it has one (a MIDI event's); 0 for none.
     private let startFrame = Atomic<UInt64>(0)
     private let stopFrame = Atomic<UInt64>(0)
+    /// The order in which requests were asked for: each takes the next ticket, so a start and a
+    /// stop asked for in the same microsecond (two MIDI events of one block) keep their order.
+    private let tickets = Atomic<UInt64>(0)
+    private let startTicket = Atomic<UInt64>(0)
+    private let stopTicket = Atomic<UInt64>(0)
     private var seenStarts = 0
     private var seenStops = 0
     /// A start or stop asked for and not yet reached (worker thread).
@@ -68,6 +73,8 @@ final class TriggerGate: @unchecked Sendable {
     struct RequestTime: Equatable {
         var stamp: UInt64
         var frame: UInt32?
+        /// Its place among all requests to this gate, in the order they were asked for.
+        var ticket: UInt64
     }
 
     /// Where a block sits in time: its first frame's offset from the caller's, its cycle's start
@@ -100,13 +107,13 @@ final class TriggerGate: @unchecked Sendable {
     private func requestChange(from offset: Int, frames: Int, time: BlockTime) -> Int? {
         let starts = startRequests.load(ordering: .acquiring)
         let stops = stopRequests.load(ordering: .acquiring)
-        if starts != seenStarts { pendingStart = Self.load(startStamp, startFrame) }
-        if stops != seenStops { pendingStop = Self.load(stopStamp, stopFrame) }
+        if starts != seenStarts { pendingStart = Self.load(startStamp, startFrame, startTicket) }
+        if stops != seenStops { pendingStop = Self.load(stopStamp, stopFrame, stopTicket) }
         seenStarts = starts
         seenStops = stops
         if !recording {
             // A stop asked for before the pending start (or with no take to stop) means nothing.
-            if let stop = pendingStop, pendingStart.map({ stop.stamp <= $0.stamp }) ?? true { pendingStop = nil }
+            if let stop = pendingStop, pendingStart.map({ stop.ticket < $0.ticket }) ?? true { pendingStop = nil }
             guard let start = pendingStart, let change = self.offset(of: start, from: offset, frames: frames, time: time)
             else { return nil }
             pendingStart = nil
@@ -119,9 +126,13 @@ final class TriggerGate: @unchecked Sendable {
         return change
     }
 
-    private static func load(_ stamp: borrowing Atomic<UInt64>, _ frame: borrowing Atomic<UInt64>) -> RequestTime {
+    private static func load(
+        _ stamp: borrowing Atomic<UInt64>, _ frame: borrowing Atomic<UInt64>, _ ticket: borrowing Atomic<UInt64>
+    ) -> RequestTime {
         let frame = frame.load(ordering: .relaxed)
-        return RequestTime(stamp: stamp.load(ordering: .relaxed), frame: frame == 0 ? nil : UInt32(truncatingIfNeeded: frame - 1))
+        return RequestTime(
+            stamp: stamp.load(ordering: .relaxed), frame: frame == 0 ? nil : UInt32(truncatingIfNeeded: frame - 1),
+            ticket: ticket.load(ordering: .relaxed))
     }
 
     /// An explicit start or stop (``requestStart(at:)``, ``requestStop(at:)``) over an automatic
@@ -166,6 +177,7 @@ final class TriggerGate: @unchecked Sendable {
     func requestStart(at stamp: UInt64, frame: UInt32? = nil) {
         startStamp.store(stamp, ordering: .relaxed)
         startFrame.store(frame.map { UInt64($0) + 1 } ?? 0, ordering: .relaxed)
+        startTicket.store(tickets.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
         startRequests.add(1, ordering: .releasing)
     }
 
@@ -174,6 +186,7 @@ final class TriggerGate: @unchecked Sendable {
     func requestStop(at stamp: UInt64, frame: UInt32? = nil) {
         stopStamp.store(stamp, ordering: .relaxed)
         stopFrame.store(frame.map { UInt64($0) + 1 } ?? 0, ordering: .relaxed)
+        stopTicket.store(tickets.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
         stopRequests.add(1, ordering: .releasing)
     }
 

@@ -27,8 +27,10 @@ extension JackClient: PortGraph {}
 ///   disconnected it on purpose and it is forgotten. A source that vanished and came back
 ///   between two looks (a netjack2 slave's driver re-registering its ports when its master
 ///   returns) is told apart by a port unregistration counted while the loss is watched (the
-///   callback can come a look late): its connection is restored. A deliberate disconnect that coincides with some port going away is restored
-///   too; that is the price of not missing a returning source.
+///   callback can come a look late) or at most `earlySeconds` before it (a look early, while
+///   the graph still showed the connection): its connection is restored. A deliberate
+///   disconnect that coincides with some port going away is restored too; that is the price
+///   of not missing a returning source.
 /// - A restore is done only when the graph shows it: a source that goes away again right
 ///   after the connect is waited for again.
 /// - A restore waiting for a returning source keeps waiting when it is refused (the source's
@@ -56,10 +58,16 @@ struct ConnectionKeeper {
     private var recentlyLost: [(source: String, destination: String, until: Double, portsWentAway: Bool)] = []
     /// The graph's port-unregistration count at the last look.
     private var unregistrationsSeen = 0
+    /// When a look last found the count moved (-infinity: never).
+    private var lastUnregistrationSeen = -Double.infinity
+    /// How long before a loss an unregistration still counts for it: the callback can be
+    /// counted a look before the graph shows the connection gone.
+    let earlySeconds: Double
 
-    init(restoreTimeout: Double, graceSeconds: Double = 2) {
+    init(restoreTimeout: Double, graceSeconds: Double = 2, earlySeconds: Double = 0.75) {
         self.restoreTimeout = restoreTimeout
         self.graceSeconds = graceSeconds
+        self.earlySeconds = earlySeconds
     }
 
     /// Records the wiring as it is now (after the initial connections, or a restore).
@@ -71,13 +79,16 @@ struct ConnectionKeeper {
     /// `unregistrations` is the graph's running count of unregistered ports.
     mutating func observe(_ graph: some PortGraph, inputs: [String], now: Double, unregistrations: Int = 0) {
         let current = inputs.map { graph.connections(ofPortNamed: $0) }
-        let portsWentAway = unregistrations != unregistrationsSeen
-        unregistrationsSeen = unregistrations
-        // The unregistration callback can arrive after the connection was seen lost (and after
-        // the port returned): an unregistration inside a watched loss's grace counts for it too.
-        if portsWentAway {
+        if unregistrations != unregistrationsSeen {
+            lastUnregistrationSeen = now
+            // The unregistration callback can arrive after the connection was seen lost (and after
+            // the port returned): an unregistration inside a watched loss's grace counts for it too.
             for index in recentlyLost.indices { recentlyLost[index].portsWentAway = true }
         }
+        unregistrationsSeen = unregistrations
+        // Or before: counted at one look while the graph still showed the connection, which
+        // the next look finds gone with the port already back.
+        let portsWentAway = now - lastUnregistrationSeen <= earlySeconds
         for (index, previous) in known.enumerated() where index < current.count {
             for source in previous where !current[index].contains(source) {
                 recentlyLost.append((source, inputs[index], now + graceSeconds, portsWentAway))
@@ -118,6 +129,7 @@ struct ConnectionKeeper {
         recentlyLost = []
         // A new session has a new engine, whose unregistration count starts at zero.
         unregistrationsSeen = 0
+        lastUnregistrationSeen = -Double.infinity
         let deadline = now + restoreTimeout
         for (index, sources) in wiring.enumerated() where index < inputs.count {
             for source in sources { pending.append(Restore(source: source, destination: inputs[index], deadline: deadline)) }

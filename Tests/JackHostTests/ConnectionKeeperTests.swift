@@ -126,6 +126,33 @@ final class ConnectionKeeperTests: XCTestCase {
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
     }
 
+    /// The other order, seen on a netjack2 slave whose master came back after a hung handshake:
+    /// one look counts the unregistration while the graph still shows the connection; the
+    /// next finds it gone, the port already back, and no new count. It is restored; a loss a
+    /// second after the count is not.
+    func testAnUnregistrationCountedALookEarlyStillRestores() {
+        let graph = FakeGraph()
+        graph.ports = ["system:capture_1", "system:capture_2"]
+        graph.wires = ["jh:in_1": ["system:capture_1"], "jh:in_2": ["system:capture_2"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10, graceSeconds: 2, earlySeconds: 0.75)
+        keeper.remember(graph, inputs: inputs)
+        keeper.observe(graph, inputs: inputs, now: 1, unregistrations: 2)
+        keeper.settleLost(graph, now: 1)
+        graph.removePort("system:capture_2")
+        graph.ports.insert("system:capture_2")
+        keeper.observe(graph, inputs: inputs, now: 1.02, unregistrations: 2)
+        keeper.settleLost(graph, now: 1.02)
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil)])
+        XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.02), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
+
+        graph.wires["jh:in_1"] = []
+        keeper.observe(graph, inputs: inputs, now: 2.1, unregistrations: 2)
+        keeper.settleLost(graph, now: 4.5)
+        XCTAssertTrue(keeper.pending.isEmpty, "a disconnect a second after the count is deliberate")
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), [])
+    }
+
     /// A source that goes away again between the connect and the look after it is not taken as
     /// restored: the restore waits for it again, and is made when it is back for good.
     func testARestoreIsDoneOnlyWhenTheGraphShowsIt() {

@@ -69,7 +69,8 @@ final class GeneratedDocsTests: XCTestCase {
         for status in CommandCatalog.exitStatuses {
             XCTAssertTrue(page.contains(".TP\n.B \(status.rawValue)\n"), "exit status \(status.rawValue)")
         }
-        XCTAssertEqual(CommandCatalog.exitStatuses.map(\.rawValue), [0, 1, 2, 3, 4])
+        XCTAssertEqual(CommandCatalog.exitStatuses.map(\.rawValue), [0, 1, 2, 3, 4, 5])
+        for paragraph in ManPage.sessionProse { XCTAssertTrue(page.contains(ManPage.escaped(paragraph)), paragraph) }
         for variable in CommandCatalog.environment { XCTAssertTrue(page.contains(".B \(variable.name)\n"), variable.name) }
         for paragraph in ManPage.overviewProse { XCTAssertTrue(page.contains(ManPage.escaped(paragraph)), paragraph) }
     }

@@ -140,6 +140,9 @@ enum CommandCatalog {
         case .pluginFailed:
             return
                 "the take is complete, but a plugin failed (crashed, hung or overran and was restarted, given up or bypassed); the summary names it"
+        case .session:
+            return
+                "in a session (NSM_URL): the manager refused jackhost or did not answer, its open could not be used, or the session's folder or jackhost.conf could not be made or read; the manager got an /error"
         }
     }
 
@@ -179,6 +182,10 @@ enum CommandCatalog {
         Variable(name: "PATH", meaning: "where --on-file-open, --on-file-close and --on-rotate look for CMD when it has no '/'"),
         Variable(name: "JACKHOST_EVENT", meaning: "set for a hook: open, close or rotate"),
         Variable(name: "JACKHOST_FILE", meaning: "set for a hook: the file (for rotate, the new one)"),
+        Variable(
+            name: "NSM_URL",
+            meaning:
+                "set by a New Session Manager: `jackhost` without arguments joins the session (see IN A SESSION); with a command it is ignored"),
     ]
 
     /// The "Environment:" block of `jackhost --help`.
@@ -207,6 +214,12 @@ enum CommandCatalog {
         File(
             path: "NAME.json",
             meaning: "the sidecar beside each file with --sidecar: wall-clock and JACK frame time of the first sample, ports, losses"),
+        File(
+            path: "SESSION/jackhost.conf",
+            meaning: "in a session: jackhost's settings, one `record` option a line (NAME = VALUE), read at open and written at save"),
+        File(
+            path: "SESSION/takes/",
+            meaning: "in a session: the takes, named %s-%Y%m%d-%H%M%S.wav (%s: the session's name) unless jackhost.conf says otherwise"),
         File(path: "/usr/lib/jackhost/swift/", meaning: "the Swift runtime jackhost runs on (found through its RUNPATH); Swift plugins share it"),
         File(path: "/usr/include/jackhost/jackhost_plugin.h", meaning: "the C plugin ABI; `pkg-config --cflags jackhost-plugin` points at it"),
         File(path: "/usr/share/doc/jackhost/examples/", meaning: "example plugins (C and Swift) and a systemd unit for unattended logging"),

@@ -15,6 +15,10 @@ public enum ExitStatus: Int32, Sendable {
     /// The take is complete, but a plugin failed: it crashed, hung or overran its budget and
     /// was restarted, given up or bypassed. The summary names it.
     case pluginFailed = 4
+    /// In a session (`NSM_URL`): the session manager refused jackhost or did not answer, sent
+    /// an open jackhost cannot use, or the session's folder or settings could not be made or
+    /// read. The manager was answered with `/error`.
+    case session = 5
 }
 
 /// The version `jackhost --version` prints.

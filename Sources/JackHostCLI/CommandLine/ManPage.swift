@@ -31,6 +31,13 @@ enum ManPage {
             .map { paragraph in paragraph.split(separator: "\n").map { $0.drop { $0 == " " } }.joined(separator: " ") }
     }
 
+    /// The "IN A SESSION" section: jackhost as a New Session Manager client.
+    static let sessionProse = [
+        "Started by a New Session Manager (nsmd, RaySession, Agordejo, Carla) with NSM_URL set and no arguments, jackhost announces itself before it opens any JACK client, waits for /nsm/client/open, and takes the client id as its JACK client name and the path as the session's folder, made when new: PATH/jackhost.conf and PATH/takes/.",
+        "jackhost.conf holds the settings: one `jackhost record` option a line without its dashes (format = flac, connect = system:capture_1, osc = 7770, http = 8080; a switch takes yes or no), plus record-on-load (yes starts a take when the session has loaded), takes (the folder, inside the session's) and take-name (%s is the session's name; the extension follows format). Its first line is jackhost-settings = 1. A wrong line is refused with /error and its line number.",
+        "/nsm/client/save writes the settings atomically. Takes start on request (OSC, MIDI Machine Control, SIGUSR1) unless a setting chooses a trigger. SIGTERM finalises the take, with progress sent to the manager. show_optional_gui prints the live view's address. A manager that goes away is reported once and recording goes on. A malformed open, a folder that cannot be made or refused settings get /error with the API's code, one line on stderr, and exit status 5.",
+    ]
+
     /// The whole page, in roff (man macros).
     static func render() -> String {
         var page: [String] = [
@@ -59,6 +66,8 @@ enum ManPage {
                 page += [".TP", tag(option), escaped(option.help)]
             }
         }
+        page.append(".SH IN A SESSION")
+        for paragraph in sessionProse { page += [".PP", escaped(paragraph)] }
         page.append(".SH EXIT STATUS")
         for status in CommandCatalog.exitStatuses {
             page += [".TP", ".B \(status.rawValue)", escaped(CommandCatalog.meaning(of: status))]

@@ -24,6 +24,10 @@ public enum JackHostCommand {
     /// Runs a command line (without the program name) and returns its exit status.
     public static func run(_ arguments: [String]) -> ExitStatus {
         guard let command = arguments.first else {
+            // Started by a New Session Manager: join its session (a command line ignores it).
+            if let url = getenv("NSM_URL").map({ String(cString: $0) }) {
+                return SessionCommand.run(url: url, executable: CommandLine.arguments.first ?? "jackhost")
+            }
             printError("no command given; try `jackhost record take.wav`, `jackhost info` or `jackhost --help`")
             return .usage
         }

@@ -8,8 +8,13 @@ import JackHostPlugins
 /// (docs/ARCHITECTURE.md, "The application layer").
 final class CaptureSession {
     let plan: CapturePlan
+    /// What runs beside the take, when something does (a session manager's client).
+    let companion: CaptureCompanion?
 
-    init(plan: CapturePlan) { self.plan = plan }
+    init(plan: CapturePlan, companion: CaptureCompanion? = nil) {
+        self.plan = plan
+        self.companion = companion
+    }
 
     func run() throws -> ExitStatus {
         csignals_install_stop_handlers()
@@ -33,13 +38,19 @@ final class CaptureSession {
         }
         let take = try RunningTake(parts: parts, link: link)
         try take.startObservers()
-        let loop = TakeLoop(duties: take.duties(signals: signals), observers: take.observers, perform: take.perform)
+        companion?.started(take)
+        let loop = TakeLoop(
+            duties: take.duties(signals: signals) + (companion.map { [$0] } ?? []),
+            observers: take.observers + (companion.map { [$0] } ?? []), perform: take.perform)
         for command in early + [.connected] { loop.send(command, to: &controller) }
         let reason = loop.run(&controller)
         take.keyboard?.restore()
+        companion?.finalising()
         let ending = TakeEnding.finish(take, reason: reason)
         loop.send(.finished, to: &controller)
-        return TakeSummary(take: take, ending: ending).report()
+        let status = TakeSummary(take: take, ending: ending).report()
+        companion?.finalised(status)
+        return status
     }
 
     /// Who starts and stops takes: the user's requests, the recorder's own trigger, or nobody.
@@ -58,4 +69,17 @@ final class CaptureSession {
             printError(isChild ? "\(level.prefix)\(message)" : "plugin \(plugin): \(level.prefix)\(message)")
         }
     }
+}
+
+/// What runs beside a take and hears its milestones: a session manager's client
+/// (``NSMSessionClient``). It ticks with the duties and hears every change of state.
+protocol CaptureCompanion: TakeDuty, TakeObserver {
+    /// The host has started and the take's observers run: the run is ready.
+    func started(_ take: RunningTake)
+    /// The run could not start; `line` says why (the caller prints it).
+    func failedToStart(_ line: String)
+    /// The loop has ended and the take is being finalised.
+    func finalising()
+    /// The take is final and the summary printed; `status` is the run's exit status.
+    func finalised(_ status: ExitStatus)
 }

@@ -204,6 +204,40 @@ final class NSMSessionTests: XCTestCase {
         }
     }
 
+    /// The session's takes on a 3 MiB disk: the warning about the time left reaches the
+    /// manager as a most important message, and `min-free` ends the take with a valid file.
+    func testADiskWarningReachesTheManager() throws {
+        let mountPoint = path("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try JACKFixture.run("mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint])
+        guard mount.status == 0 else {
+            print("SKIPPED LOUDLY: cannot mount a 3 MiB tmpfs here (needs root): \(mount.stderr)")
+            throw XCTSkip("cannot mount a tmpfs: \(mount.stderr)")
+        }
+        defer { _ = try? JACKFixture.run("umount", [mountPoint]) }
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let folder = path("D/jackhost.nDDDD")
+            try writeSettings(recordingSettings + "takes = \(mountPoint)\nmin-free = 2M\n", in: folder)
+            let manager = try openSession(at: folder, name: "D", id: "jackhost.nDDDD", server: server, log: path("d.log"))
+            defer { manager.stop() }
+            manager.command("loaded")
+            XCTAssertNotNil(manager.waitFor(timeout: 20) { $0["event"] as? String == "exit" }, manager.clientLog)
+            XCTAssertEqual(manager.clientExit, 1, "--min-free ended the take: \(manager.clientLog)")
+            let warnings = manager.messages("/nsm/client/message").compactMap { $0["args"] as? [Any] }
+                .filter { ($0.first as? Int) == 3 && ($0.last as? String)?.contains("minutes of recording space left") == true }
+            let onStderr = manager.clientLog.components(separatedBy: "minutes of recording space left").count - 1
+            XCTAssertGreaterThan(warnings.count, 0, "\(manager.statusLines)")
+            XCTAssertEqual(warnings.count, onStderr, "every warning on stderr reaches the manager: \(manager.statusLines)")
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) ?? []).filter { $0.hasPrefix("D-") }
+            XCTAssertEqual(files.count, 1, "\(files)")
+            let header = try XCTUnwrap(AudioFileCheck.sndfileInfoHeader(mountPoint + "/" + (files.first ?? "")), "the take is valid")
+            XCTAssertGreaterThan(header.frames, 24_000)
+            XCTAssertEqual(manager.violations, [], manager.clientLog)
+        }
+    }
+
     /// Hundreds of messages jackhost does not read: counted, ignored, and a save right after
     /// them is still answered.
     func testAFloodOfUnknownMessagesIsCountedAndIgnored() throws {

@@ -2,26 +2,28 @@ import XCTest
 
 @testable import JackHostCLI
 
-/// `jackhost.conf`: the settings a session stores, read line by line into `jackhost record`'s
+/// `jackhost.conf`: the settings a session stores, read line by line into `jackhost run`'s
 /// arguments, with one clear line for each way a file can be wrong.
 final class SessionSettingsTests: XCTestCase {
-    let options = (CommandCatalog.entry("record") ?? CommandCatalog.run).options
+    let options = CommandCatalog.run.options
 
     func testTheDefaultFileReadsAsARequestTriggeredWAVTakeInTheTakesFolder() throws {
-        let settings = try SessionSettings(text: SessionSettings.defaultText, recordOptions: options)
+        let settings = try SessionSettings(text: SessionSettings.defaultText, runOptions: options)
         XCTAssertFalse(settings.recordOnLoad)
         XCTAssertEqual(settings.options, [])
         XCTAssertEqual(
-            settings.recordArguments(folder: "/s/jackhost.nX", displayName: "Gig 3/4 100%", clientID: "jackhost.nX"),
-            ["/s/jackhost.nX/takes/Gig 3-4 100%%-%Y%m%d-%H%M%S.wav", "--name=jackhost.nX", "--signal-trigger"])
-        // And `record` itself accepts them, once the folder is there.
+            settings.runArguments(folder: "/s/jackhost.nX", displayName: "Gig 3/4 100%", clientID: "jackhost.nX"),
+            ["--record=/s/jackhost.nX/takes/Gig 3-4 100%%-%Y%m%d-%H%M%S.wav", "--name=jackhost.nX", "--signal-trigger", "--reconnect"])
+        // And `run` itself accepts them, once the folder is there.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("session-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder + "/takes", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let arguments = settings.recordArguments(folder: folder, displayName: "Gig", clientID: "jackhost.nX")
-        let plan = try CapturePlan(command: "record", parsed: try parseArguments(arguments, options: options, command: "record"))
+        let arguments = settings.runArguments(folder: folder, displayName: "Gig", clientID: "jackhost.nX")
+        let plan = try CapturePlan(command: "run", parsed: try parseArguments(arguments, options: options, command: "run"))
         XCTAssertEqual(plan.clientName, "jackhost.nX")
         XCTAssertEqual(plan.takeOptions.trigger, .request)
+        XCTAssertTrue(plan.reconnect)
+        XCTAssertFalse(plan.stream)
     }
 
     func testOptionsSwitchesRepeatsAndTheFormatsExtension() throws {
@@ -36,16 +38,18 @@ final class SessionSettingsTests: XCTestCase {
             sidecar = yes
             mark-xruns = no
             transport = yes
+            no-reconnect = yes
+            plugin = plugins/peak.so
             take-name = %s %%s %Y
             """
-        let settings = try SessionSettings(text: text, recordOptions: options)
+        let settings = try SessionSettings(text: text, runOptions: options)
         XCTAssertTrue(settings.recordOnLoad)
         XCTAssertEqual(
-            settings.recordArguments(folder: "/s/c", displayName: "Live", clientID: "jackhost.nA"),
+            settings.runArguments(folder: "/s/c", displayName: "Live", clientID: "jackhost.nA"),
             [
-                "/var/takes/Live %%s %Y.flac", "--name=jackhost.nA", "--format=flac", "--connect=system:capture_1",
-                "--connect=system:capture_2", "--sidecar", "--transport",
-            ], "a trigger setting replaces the default --signal-trigger")
+                "--record=/var/takes/Live %%s %Y.flac", "--name=jackhost.nA", "--format=flac", "--connect=system:capture_1",
+                "--connect=system:capture_2", "--sidecar", "--transport", "--no-reconnect", "--plugin=plugins/peak.so",
+            ], "a trigger setting replaces the default --signal-trigger, and no-reconnect the default --reconnect")
     }
 
     func testEachWayAFileCanBeWrongIsOneLineThatNamesTheLine() {
@@ -54,7 +58,8 @@ final class SessionSettingsTests: XCTestCase {
             ("format = wav\n", "line 1: the first setting must be jackhost-settings = 1, not \"format\""),
             ("jackhost-settings = 2\n", "line 1: settings format \"2\" is not one this jackhost reads (1)"),
             ("jackhost-settings = 1\nformat wav\n", "line 2: \"format wav\" is not NAME = VALUE"),
-            ("jackhost-settings = 1\nbogus = 1\n", "line 2: \"bogus\" cannot be set here: no `jackhost record` option has that name"),
+            ("jackhost-settings = 1\nbogus = 1\n", "line 2: \"bogus\" cannot be set here: no `jackhost run` option has that name"),
+            ("jackhost-settings = 1\nrecord = x.wav\n", "line 2: \"record\" cannot be set here: the session manager decides it"),
             ("jackhost-settings = 1\nname = other\n", "line 2: \"name\" cannot be set here: the session manager decides it"),
             ("jackhost-settings = 1\nsidecar = maybe\n", "line 2: sidecar takes yes or no, not \"maybe\""),
             ("jackhost-settings = 1\nformat =\n", "line 2: format needs a value (CONTAINER)"),
@@ -63,7 +68,7 @@ final class SessionSettingsTests: XCTestCase {
             ("jackhost-settings = 1\ntake-name = a/b\n", "line 2: take-name is a file name without folders"),
         ]
         for (text, expected) in cases {
-            XCTAssertThrowsError(try SessionSettings(text: text, recordOptions: options), text) { error in
+            XCTAssertThrowsError(try SessionSettings(text: text, runOptions: options), text) { error in
                 let message = (error as? UsageError)?.message ?? ""
                 XCTAssertTrue(message.contains(expected), "\(text): \(message)")
                 XCTAssertFalse(message.contains("\n"), message)
@@ -71,11 +76,11 @@ final class SessionSettingsTests: XCTestCase {
         }
     }
 
-    /// A value `record` refuses is `record`'s own line, found before JACK is touched.
+    /// A value `run` refuses is `run`'s own line, found before JACK is touched.
     func testAValueRecordRefusesIsRefusedWithRecordsLine() throws {
-        let settings = try SessionSettings(text: "jackhost-settings = 1\nformat = nope\n", recordOptions: options)
-        let arguments = settings.recordArguments(folder: "/s", displayName: "x", clientID: "jackhost.n1")
-        XCTAssertThrowsError(try CapturePlan(command: "record", parsed: try parseArguments(arguments, options: options, command: "record"))) {
+        let settings = try SessionSettings(text: "jackhost-settings = 1\nformat = nope\n", runOptions: options)
+        let arguments = settings.runArguments(folder: "/s", displayName: "x", clientID: "jackhost.n1")
+        XCTAssertThrowsError(try CapturePlan(command: "run", parsed: try parseArguments(arguments, options: options, command: "run"))) {
             XCTAssertTrue(($0 as? UsageError)?.message.contains("unknown container \"nope\"") == true, "\($0)")
         }
     }

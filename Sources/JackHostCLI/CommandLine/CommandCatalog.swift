@@ -216,7 +216,7 @@ enum CommandCatalog {
             meaning: "the sidecar beside each file with --sidecar: wall-clock and JACK frame time of the first sample, ports, losses"),
         File(
             path: "SESSION/jackhost.conf",
-            meaning: "in a session: jackhost's settings, one `record` option a line (NAME = VALUE), read at open and written at save"),
+            meaning: "in a session: jackhost's settings, one `run` option a line (NAME = VALUE), read at open and written at save"),
         File(
             path: "SESSION/takes/",
             meaning: "in a session: the takes, named %s-%Y%m%d-%H%M%S.wav (%s: the session's name) unless jackhost.conf says otherwise"),

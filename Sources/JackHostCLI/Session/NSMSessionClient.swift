@@ -4,7 +4,8 @@ import JackHostConsumers
 /// jackhost as a session manager's client while it runs: answers the open once the take is
 /// up, saves the settings on `/nsm/client/save`, starts a take on
 /// `/nsm/client/session_is_loaded` when the settings ask, shows the live view as its optional
-/// GUI, and tells the manager what it records and when a take is finalised.
+/// GUI, and tells the manager what it records, when the disk runs short, and when a take is
+/// finalised.
 ///
 /// A manager that goes away (its port closes, or jackhost's parent changes) is reported once;
 /// the take goes on. Messages jackhost does not know are counted and ignored, at most
@@ -47,6 +48,7 @@ final class NSMSessionClient: CaptureCompanion {
     func started(_ take: RunningTake) {
         recorder = take.parts.recorder
         liveViewURL = take.parts.liveView?.url
+        take.diskReport?.onWarning = { [weak self] warning in self?.send(NSMProtocol.message(priority: 3, warning)) }
         send(NSMProtocol.reply(to: NSMProtocol.Received.open, "jackhost is recording for \(opened.displayName) as \(opened.clientID)"))
         send(OSCMessage(path: NSMProtocol.Sent.guiHidden))
         if !quiet { printNote("in session \"\(ValueParsing.shown(opened.displayName))\" of \(opened.managerName), folder \(folder.path)") }

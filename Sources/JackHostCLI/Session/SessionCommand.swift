@@ -1,9 +1,9 @@
 import Glibc
 
 /// `jackhost` started by a New Session Manager (`NSM_URL` set, no arguments): announce, wait
-/// for the open, make or read the session's folder, then record as `jackhost record` would
-/// with the settings of `jackhost.conf`, the client id as the JACK client's name and the take
-/// in the session's `takes` folder.
+/// for the open, make or read the session's folder, then run as `jackhost run --record` would
+/// with the settings of `jackhost.conf`, in the session's folder (relative paths are inside
+/// it), the client id as the JACK client's name and the take in its `takes` folder.
 enum SessionCommand {
     /// Runs the session; `executable` is the name jackhost was started with (the announce
     /// must carry it).
@@ -25,12 +25,13 @@ enum SessionCommand {
             return .session
         }
         let folder = SessionFolder(path: opened.path)
-        let recordEntry = CommandCatalog.entry("record") ?? CommandCatalog.run
+        let runOptions = CommandCatalog.run.options
         let plan: CapturePlan
         let settings: SessionSettings
         do {
-            settings = try folder.open(recordOptions: recordEntry.options)
-            plan = try Self.plan(settings, opened: opened, folder: folder, options: recordEntry.options)
+            settings = try folder.open(runOptions: runOptions)
+            try folder.enter()
+            plan = try Self.plan(settings, opened: opened, folder: folder, options: runOptions)
         } catch {
             link.send(NSMProtocol.error(to: NSMProtocol.Received.open, error.code, error.description))
             printError(error.description)
@@ -40,14 +41,14 @@ enum SessionCommand {
         return record(plan, client: client)
     }
 
-    /// The plan of `jackhost record` with the session's settings; a setting `record` refuses
-    /// makes the project bad, with record's own line.
+    /// The plan of `jackhost run` with the session's settings; a setting `run` refuses makes the
+    /// project bad, with run's own line.
     private static func plan(
         _ settings: SessionSettings, opened: NSMHandshake.Opened, folder: SessionFolder, options: [OptionSpec]
     ) throws(SessionError) -> CapturePlan {
         do {
-            let arguments = settings.recordArguments(folder: folder.path, displayName: opened.displayName, clientID: opened.clientID)
-            return try CapturePlan(command: "record", parsed: try parseArguments(arguments, options: options, command: "record"))
+            let arguments = settings.runArguments(folder: folder.path, displayName: opened.displayName, clientID: opened.clientID)
+            return try CapturePlan(command: "run", parsed: try parseArguments(arguments, options: options, command: "run"))
         } catch let error as UsageError {
             throw SessionError(code: .badProject, description: "\(folder.settingsPath): \(error.message)")
         } catch {
@@ -56,7 +57,7 @@ enum SessionCommand {
     }
 
     /// Records until the manager (SIGTERM) or the user ends it; a failure to start is
-    /// answered with `/error` and returns the status `jackhost record` would.
+    /// answered with `/error` and returns the status `jackhost run` would.
     private static func record(_ plan: CapturePlan, client: NSMSessionClient) -> ExitStatus {
         do {
             return try CaptureSession(plan: plan, companion: client).run()

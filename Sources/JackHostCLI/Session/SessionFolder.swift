@@ -21,7 +21,7 @@ struct SessionFolder {
 
     /// Opens the folder: makes it (and its settings file) when it does not exist, reads and
     /// checks the settings, and makes their takes folder.
-    func open(recordOptions: [OptionSpec]) throws(SessionError) -> SessionSettings {
+    func open(runOptions: [OptionSpec]) throws(SessionError) -> SessionSettings {
         guard path.hasPrefix("/") else { throw SessionError(code: .createFailed, description: "the session path \"\(ValueParsing.shown(path))\" is not absolute") }
         try Self.makeFolders(path)
         var text = try readSettingsText()
@@ -31,12 +31,18 @@ struct SessionFolder {
         }
         let settings: SessionSettings
         do {
-            settings = try SessionSettings(text: text ?? "", recordOptions: recordOptions)
+            settings = try SessionSettings(text: text ?? "", runOptions: runOptions)
         } catch {
             throw SessionError(code: .badProject, description: "\(settingsPath): \(error.message)")
         }
         try Self.makeFolders(settings.takesPath(folder: path))
         return settings
+    }
+
+    /// Makes the folder jackhost's working directory, so relative paths in the settings are
+    /// inside it and go with it when the session is copied.
+    func enter() throws(SessionError) {
+        guard chdir(path) == 0 else { throw SessionError(code: .general, description: "cannot enter the session folder \(path): \(Self.reason(errno))") }
     }
 
     /// Writes the settings back (the session is saved).

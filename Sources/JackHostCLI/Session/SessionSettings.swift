@@ -11,9 +11,10 @@ import JackHostConsumers
 /// - `take-name = NAME` is the take's file name in it; `%s` is the session's name, and time
 ///   fields (`%Y%m%d-%H%M%S`) make each take's name its own (default `%s-%Y%m%d-%H%M%S`).
 ///   Without an extension, the `format` setting's is added (`.wav` by default).
-/// - Every other NAME is a long option of `jackhost record` without its dashes: `format = flac`,
-///   `connect = system:capture_1` (on several lines for several), `osc = 7770`, `http = 8080`.
-///   A switch takes `yes` or `no`. The values are checked exactly as on the command line.
+/// - Every other NAME is a long option of `jackhost run` without its dashes: `format = flac`,
+///   `connect = system:capture_1` (on several lines for several), `osc = 7770`, `http = 8080`,
+///   `plugin = ./plugins/peak.so`. A switch takes `yes` or `no`. The values are checked exactly
+///   as on the command line; relative paths are inside the session folder (jackhost runs there).
 ///
 /// Parsing does not read the file and saving does not write it: ``SessionFolder`` does both.
 struct SessionSettings: Equatable {
@@ -22,7 +23,7 @@ struct SessionSettings: Equatable {
     /// The format this jackhost reads and writes.
     static let version = 1
 
-    /// One `record` option, as `--NAME` or `--NAME=VALUE`.
+    /// One `run` option, as `--NAME` or `--NAME=VALUE`.
     struct Option: Equatable {
         var name: String
         /// nil for a switch set to `yes`.
@@ -36,15 +37,16 @@ struct SessionSettings: Equatable {
     var takeName = "%s-%Y%m%d-%H%M%S"
     /// The special settings already read (each may be given once).
     private var seen: Set<String> = []
-    /// The `record` options, in the file's order.
+    /// The `run` options, in the file's order.
     var options: [Option] = []
 
     /// The settings a new session starts with, commented for the person who opens the file.
     static let defaultText = """
         # jackhost's settings for this session. jackhost reads them when the session opens and
         # writes them back when the session is saved. One setting a line: NAME = VALUE. NAME is
-        # a long option of `jackhost record` without its dashes (`man jackhost`, IN A SESSION);
+        # a long option of `jackhost run` without its dashes (`man jackhost`, IN A SESSION);
         # a switch takes yes or no; an option given more than once takes several lines.
+        # Relative paths are inside this folder.
         jackhost-settings = 1
         # Start a take as soon as the session has loaded (yes), or wait for a start (no): OSC
         # /jackhost/start, MIDI Machine Control, SIGUSR1, or a trigger set below.
@@ -55,15 +57,19 @@ struct SessionSettings: Equatable {
         take-name = %s-%Y%m%d-%H%M%S
         # For example:
         # format = flac
+        # split = 1h
+        # trigger = -40dBFS
+        # pre-roll = 2
         # connect = system:capture_1
         # connect = system:capture_2
         # osc = 7770
         # http = 8080
+        # plugin = plugins/peak.so
 
         """
 
-    /// Reads `text`; `recordOptions` is `record`'s option table, against which names are checked.
-    init(text: String, recordOptions: [OptionSpec]) throws(UsageError) {
+    /// Reads `text`; `runOptions` is `run`'s option table, against which names are checked.
+    init(text: String, runOptions: [OptionSpec]) throws(UsageError) {
         self.text = text
         var sawVersion = false
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -80,7 +86,7 @@ struct SessionSettings: Equatable {
                 sawVersion = true
                 continue
             }
-            try read(name: name, value: value, place: place, recordOptions: recordOptions)
+            try read(name: name, value: value, place: place, runOptions: runOptions)
         }
         if !sawVersion { throw UsageError("\(Self.fileName) has no settings; its first one is jackhost-settings = \(Self.version)") }
     }
@@ -95,7 +101,7 @@ struct SessionSettings: Equatable {
         }
     }
 
-    private mutating func read(name: String, value: String, place: String, recordOptions: [OptionSpec]) throws(UsageError) {
+    private mutating func read(name: String, value: String, place: String, runOptions: [OptionSpec]) throws(UsageError) {
         if ["jackhost-settings", "record-on-load", "takes", "take-name"].contains(name) {
             guard seen.insert(name).inserted, name != "jackhost-settings" else { throw UsageError("\(place): \(name) is given twice") }
         }
@@ -109,13 +115,13 @@ struct SessionSettings: Equatable {
                 throw UsageError("\(place): take-name is a file name without folders, e.g. take-name = %s-%Y%m%d-%H%M%S.wav")
             }
             takeName = value
-        default: try readOption(name: name, value: value, place: place, recordOptions: recordOptions)
+        default: try readOption(name: name, value: value, place: place, runOptions: runOptions)
         }
     }
 
-    private mutating func readOption(name: String, value: String, place: String, recordOptions: [OptionSpec]) throws(UsageError) {
-        guard let spec = recordOptions.first(where: { $0.long == name && !$0.hidden }), !Self.sessionOwned.contains(name) else {
-            let reason = Self.sessionOwned.contains(name) ? "the session manager decides it" : "no `jackhost record` option has that name"
+    private mutating func readOption(name: String, value: String, place: String, runOptions: [OptionSpec]) throws(UsageError) {
+        guard let spec = runOptions.first(where: { $0.long == name && !$0.hidden }), !Self.sessionOwned.contains(name) else {
+            let reason = Self.sessionOwned.contains(name) ? "the session manager decides it" : "no `jackhost run` option has that name"
             throw UsageError("\(place): \"\(ValueParsing.shown(name))\" cannot be set here: \(reason)")
         }
         if spec.valueName == nil {
@@ -127,8 +133,9 @@ struct SessionSettings: Equatable {
         options.append(Option(name: name, value: value))
     }
 
-    /// Options a session decides: the client's name is the manager's client id.
-    static let sessionOwned: Set<String> = ["name", "help"]
+    /// Options a session decides: the client's name is the manager's client id, and the take
+    /// is `takes` and `take-name`.
+    static let sessionOwned: Set<String> = ["name", "help", "record"]
 
     private static func switchValue(_ value: String, place: String, name: String) throws(UsageError) -> Bool {
         switch value {
@@ -179,12 +186,14 @@ struct SessionSettings: Equatable {
         return String(text[first...last])
     }
 
-    /// `jackhost record`'s arguments for this session: the take's path, the client id as the
-    /// JACK client's name, every option, and `--signal-trigger` when no setting chooses a trigger.
-    func recordArguments(folder: String, displayName: String, clientID: String) -> [String] {
-        var arguments = [takePath(folder: folder, displayName: displayName), "--name=\(clientID)"]
+    /// `jackhost run`'s arguments for this session: the take's path, the client id as the JACK
+    /// client's name, every option, `--signal-trigger` when no setting chooses a trigger, and
+    /// `--reconnect` unless a setting says (a session outlives a JACK server's restart).
+    func runArguments(folder: String, displayName: String, clientID: String) -> [String] {
+        var arguments = ["--record=\(takePath(folder: folder, displayName: displayName))", "--name=\(clientID)"]
         for option in options { arguments.append(option.value.map { "--\(option.name)=\($0)" } ?? "--\(option.name)") }
         if !hasTrigger { arguments.append("--signal-trigger") }
+        if !options.contains(where: { ["reconnect", "no-reconnect"].contains($0.name) }) { arguments.append("--reconnect") }
         return arguments
     }
 }

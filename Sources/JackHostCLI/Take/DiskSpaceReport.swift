@@ -10,6 +10,8 @@ final class DiskSpaceReport: TakeDuty {
     private var cadence = Cadence(every: 1)
     /// The latest estimate, for the display's and the live view's threads.
     let estimate = Estimate()
+    /// Also told each warning, when set (a session manager hears them). Main thread.
+    var onWarning: ((String) -> Void)?
 
     /// Seconds of recording left, shared with other threads.
     final class Estimate: Sendable {
@@ -32,7 +34,10 @@ final class DiskSpaceReport: TakeDuty {
 
     func tick(now: Double) -> [TakeController.Command] {
         guard let format = host.format, cadence.isDue(now) else { return [] }
-        if let warning = watch.check(format: format) { printError("warning: \(warning)") }
+        if let warning = watch.check(format: format) {
+            printError("warning: \(warning)")
+            onWarning?(warning)
+        }
         estimate.store(watch.lastSecondsLeft)
         return []
     }

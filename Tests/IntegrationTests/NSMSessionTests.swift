@@ -79,7 +79,8 @@ final class NSMSessionTests: XCTestCase {
             manager.command("save")
             XCTAssertNotNil(manager.waitForMessage("/reply", first: "/nsm/client/save"), manager.clientLog)
             XCTAssertEqual(try String(contentsOfFile: folder + "/jackhost.conf", encoding: .utf8), recordingSettings, "saved as read")
-            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["jackhost.conf", "takes"], "no temporary file left")
+            XCTAssertEqual(
+                try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["jackhost.conf", "takes"], "no temporary file left")
             manager.command("term")
             XCTAssertNotNil(manager.waitFor(timeout: 20) { $0["event"] as? String == "exit" }, manager.clientLog)
             XCTAssertEqual(manager.clientExit, 0, manager.clientLog)
@@ -114,7 +115,8 @@ final class NSMSessionTests: XCTestCase {
             XCTAssertEqual(takes(in: original), [], "no take without a start")
             XCTAssertEqual(first.violations, [], first.clientLog)
 
-            let edited = made.replacingOccurrences(of: "record-on-load = no", with: "record-on-load = yes")
+            let edited =
+                made.replacingOccurrences(of: "record-on-load = no", with: "record-on-load = yes")
                 + "format = flac\nconnect = jhgen:out_1\nconnect = jhgen:out_2\n"
             try edited.write(toFile: original + "/jackhost.conf", atomically: true, encoding: .utf8)
             try FileManager.default.createDirectory(atPath: path("B"), withIntermediateDirectories: true)
@@ -200,7 +202,8 @@ final class NSMSessionTests: XCTestCase {
                 XCTAssertEqual(manager.events.first { $0["event"] as? String == "opened" } == nil, true)
             }
             XCTAssertFalse(FileManager.default.fileExists(atPath: path("ok")), "a malformed open makes nothing")
-            XCTAssertEqual(try String(contentsOfFile: path("bad/jackhost.nCCCC/jackhost.conf"), encoding: .utf8), "jackhost-settings = 1\nformat = nope\n")
+            XCTAssertEqual(
+                try String(contentsOfFile: path("bad/jackhost.nCCCC/jackhost.conf"), encoding: .utf8), "jackhost-settings = 1\nformat = nope\n")
         }
     }
 

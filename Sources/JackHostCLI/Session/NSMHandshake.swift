@@ -43,7 +43,9 @@ enum NSMHandshake {
             if SignalSource.stopRequested { return .stopped }
             guard link.waitForDatagram(seconds: 0.05), let received = link.receive() else { continue }
             guard case .message(let message) = received else {
-                if case .refused = received { return .failed("nothing listens at NSM_URL \(link.url); start jackhost from the session manager, or unset NSM_URL") }
+                if case .refused = received {
+                    return .failed("nothing listens at NSM_URL \(link.url); start jackhost from the session manager, or unset NSM_URL")
+                }
                 ignored += 1
                 continue
             }
@@ -82,7 +84,9 @@ enum NSMHandshake {
             guard case .int32(let code) = arguments[1], case .string(let text) = arguments[2] else { return .other }
             return .failed("the session manager refused jackhost (error \(code)): \(ValueParsing.shown(text))")
         case (NSMProtocol.Received.open, "sss"):
-            guard case .string(let path) = arguments[0], case .string(let name) = arguments[1], case .string(let id) = arguments[2] else { return .other }
+            guard case .string(let path) = arguments[0], case .string(let name) = arguments[1], case .string(let id) = arguments[2] else {
+                return .other
+            }
             return .opened(path: path, displayName: name, clientID: id)
         case (NSMProtocol.Received.open, let types):
             let line = "/nsm/client/open needs three strings (path, display name, client id), not \"\(types)\""

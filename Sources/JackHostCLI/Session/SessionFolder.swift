@@ -22,7 +22,9 @@ struct SessionFolder {
     /// Opens the folder: makes it (and its settings file) when it does not exist, reads and
     /// checks the settings, and makes their takes folder.
     func open(runOptions: [OptionSpec]) throws(SessionError) -> SessionSettings {
-        guard path.hasPrefix("/") else { throw SessionError(code: .createFailed, description: "the session path \"\(ValueParsing.shown(path))\" is not absolute") }
+        guard path.hasPrefix("/") else {
+            throw SessionError(code: .createFailed, description: "the session path \"\(ValueParsing.shown(path))\" is not absolute")
+        }
         try Self.makeFolders(path)
         var text = try readSettingsText()
         if text == nil {
@@ -42,7 +44,9 @@ struct SessionFolder {
     /// Makes the folder jackhost's working directory, so relative paths in the settings are
     /// inside it and go with it when the session is copied.
     func enter() throws(SessionError) {
-        guard chdir(path) == 0 else { throw SessionError(code: .general, description: "cannot enter the session folder \(path): \(Self.reason(errno))") }
+        guard chdir(path) == 0 else {
+            throw SessionError(code: .general, description: "cannot enter the session folder \(path): \(Self.reason(errno))")
+        }
     }
 
     /// Writes the settings back (the session is saved).
@@ -64,7 +68,9 @@ struct SessionFolder {
             guard count >= 0 else { throw SessionError(code: .badProject, description: "cannot read \(settingsPath): \(Self.reason(errno))") }
             if count == 0 { break }
             bytes += chunk[..<count]
-            guard bytes.count <= 1 << 20 else { throw SessionError(code: .badProject, description: "\(settingsPath) is over 1 MiB; it is not jackhost's") }
+            guard bytes.count <= 1 << 20 else {
+                throw SessionError(code: .badProject, description: "\(settingsPath) is over 1 MiB; it is not jackhost's")
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -54,6 +54,12 @@ let package = Package(
             pkgConfig: "liblo",
             providers: [.apt(["liblo-dev"])]
         ),
+        // libebur128 through pkg-config: EBU R128 loudness and true peak for `--loudness`.
+        .systemLibrary(
+            name: "CEBUR128",
+            pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]
+        ),
         // POSIX calls Swift cannot import as they are (thread names).
         .target(name: "CPosix"),
         // Async-signal-safe SIGINT/SIGTERM counting for the CLI.
@@ -92,7 +98,7 @@ let package = Package(
         // a recorder could be used inside a plugin.
         .target(
             name: "JackHostConsumers",
-            dependencies: ["JackHostTypes", "JackHostSupport", "CSndFile", "CSoxr", "CSampleKernels", "CPosix"]),
+            dependencies: ["JackHostTypes", "JackHostSupport", "CSndFile", "CSoxr", "CEBUR128", "CSampleKernels", "CPosix"]),
         // The versioned C plugin interface: the only thing a plugin and the host share.
         .target(name: "CJackHostPlugin"),
         // For plugin authors: export a Swift consumer through the C interface in one line. Slim on

@@ -48,7 +48,7 @@ enum CommandTables {
             OptionSpec("no-reconnect", help: "exit with status 3 when the server goes away (default for stream and run)"),
             OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
             OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
-        ] + LiveViewSettings.table + OSCSettings.table + MIDIControlSettings.table
+        ] + LiveViewSettings.table + OSCSettings.table + MIDIControlSettings.table + LoudnessSettings.table
 
     static let maxBuffer = OptionSpec(
         "max-buffer", value: "SIZE|DURATION",

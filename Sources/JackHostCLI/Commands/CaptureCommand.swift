@@ -73,6 +73,8 @@ struct CapturePlan {
     var osc: OSCSettings?
     /// `--midi-control`, `--mmc-id`, `--midi-marker`: MIDI Machine Control, when asked for.
     var midiControl: MIDIControlSettings?
+    /// `--loudness` and `--programme`: EBU R128 loudness, when asked for.
+    var loudness: LoudnessSettings?
 
     /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
     /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
@@ -100,6 +102,7 @@ struct CapturePlan {
         http = try LiveViewSettings.parse(parsed)
         osc = try OSCSettings.parse(parsed)
         midiControl = try MIDIControlSettings.parse(parsed)
+        loudness = try LoudnessSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
         // Each command's own options (below) decide which consumers run.
         meter = false

@@ -47,6 +47,21 @@ final class PluginResultsWriter {
         }
     }
 
+    /// Appends one line per loudness measurement (`--loudness`), values in LUFS, LU and dBTP,
+    /// null where there is none yet:
+    /// `{"time":1.000,"loudness":{"name":"1-2","momentary":-23.0,"shortTerm":-23.0,"integrated":-23.0,"range":0.0,"truePeak":-23.0}}`.
+    func writeLoudness(_ readings: [LoudnessReading], seconds: Double, summary: Bool) {
+        for reading in readings {
+            let values = [
+                ("momentary", reading.momentary), ("shortTerm", reading.shortTerm), ("integrated", reading.integrated),
+                ("range", reading.range), ("truePeak", reading.truePeak),
+            ].map { "\"\($0.0)\":\(Self.jsonNumber($0.1 ?? .nan))" }.joined(separator: ",")
+            let line =
+                "{\(summary ? "\"summary\":true," : "")\"time\":\(seconds.formatted(places: 3)),\"loudness\":{\"name\":\(Self.jsonString(reading.name)),\(values)}}\n"
+            _ = writeAll(line, to: descriptor)
+        }
+    }
+
     /// Appends the take's retention line at the end, with `--keep`:
     /// `{"summary":true,"time":3.000,"retention":{"removed":2}}`.
     func writeRetention(removed: Int, seconds: Double) {

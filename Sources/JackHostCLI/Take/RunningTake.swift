@@ -61,7 +61,7 @@ final class RunningTake {
         }
         browser = parts.liveView?.control.map { BrowserSource(control: $0, quiet: parts.plan.quiet) }
         resultsFile = parts.resultsWriter.map { [resultSources] in
-            ResultsFileWriter(writer: $0, sources: resultSources, host: host, recorder: parts.recorder)
+            ResultsFileWriter(writer: $0, sources: resultSources, host: host, recorder: parts.recorder, loudness: parts.loudness)
         }
         midi = host.controlEvents.flatMap { queue in
             parts.plan.midiControl.map { MIDISource(queue: queue, settings: $0, quiet: parts.plan.quiet) }

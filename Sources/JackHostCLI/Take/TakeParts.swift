@@ -22,6 +22,8 @@ final class TakeParts {
     let reportDescriptor: Int32
     let notifier: SystemdNotifier?
     let meter: LevelMeter?
+    /// `--loudness`: EBU R128 per input and programme, on a worker thread.
+    let loudness: LoudnessMeter?
     let recorder: Recorder?
     let hooks: HookRunner?
     let plugins: [LoadedPlugin]
@@ -65,6 +67,7 @@ final class TakeParts {
         configuration = Self.configuration(plan, serverName: serverName, connections: connections, embedded: embedded != nil)
         host = CaptureHost(configuration: configuration)
         meter = plan.meter ? LevelMeter() : nil
+        loudness = plan.loudness.map { LoudnessMeter(programmes: $0.programmes) }
         // Hooks run on a thread of their own: the recorder's writer thread only queues its events.
         hooks = plan.hooks.isEmpty ? nil : HookRunner(hooks: plan.hooks)
         recorder = plan.recordName.map { [host, hooks] in TakeParts.recorder(plan, name: $0, host: host, hooks: hooks) }
@@ -130,6 +133,7 @@ final class TakeParts {
     /// adds every consumer to the host. Nil when the run goes on; else the status to end with.
     func addConsumers() throws -> ExitStatus? {
         if let meter { host.add(realtime: meter) }
+        if let loudness { host.add(deferred: loudness) }
         if let notifier { host.add(realtime: notifier.meter) }
         if let oscMeter { host.add(realtime: oscMeter) }
         // The live view's own meter (atomics, like the terminal's) and its spectrum (a worker thread).

@@ -72,6 +72,9 @@ struct TakeSummary {
             if !plan.quiet { write(recorderLine(recorder)) }
             if let line = Self.markerLine(recorder.markers), !plan.quiet { write(line) }
         }
+        if let loudness = take.parts.loudness, !plan.quiet {
+            write(loudness.readings.map { "loudness \($0.summaryLine)\n" }.joined())
+        }
         if let line = ending.hookCounts.flatMap(HookRunner.summary), !plan.quiet { write(line + "\n") }
         if let remote = take.remote, !plan.quiet { write(remote.summary) }
         if let browser = take.browser, !plan.quiet { write(browser.summary) }
@@ -136,6 +139,7 @@ struct TakeSummary {
         let seconds = Double(stats.capturedFrames) / rate
         take.resultsFile?.writeNewMarkers(seconds: seconds)
         take.parts.resultsWriter?.write(take.resultSources, seconds: seconds, summary: true)
+        if let loudness = take.parts.loudness { take.parts.resultsWriter?.writeLoudness(loudness.readings, seconds: seconds, summary: true) }
         if let recorder = take.parts.recorder, recorder.retention != nil {
             take.parts.resultsWriter?.writeRetention(removed: recorder.filesRemovedByRetention, seconds: seconds)
         }

@@ -1,0 +1,54 @@
+import CEBUR128
+import Glibc
+
+/// One libebur128 measurement: its state, made for a layout and a rate, freed with it.
+/// Worker thread only (libebur128 states are not shared).
+final class LoudnessState {
+    private var state: UnsafeMutablePointer<ebur128_state>?
+    let channelCount: Int
+
+    /// Momentary, short-term, integrated, loudness range and true peak.
+    private static let mode =
+        Int32(EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue)
+        | Int32(EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+
+    /// Nil when libebur128 refuses the rate or runs out of memory.
+    init?(layout: LoudnessProgramme.Layout, sampleRate: Double) {
+        channelCount = layout.channelCount
+        guard let state = ebur128_init(UInt32(channelCount), UInt(sampleRate.rounded()), Self.mode) else { return nil }
+        self.state = state
+        let weights: [channel] =
+            switch layout {
+            case .mono: [EBUR128_LEFT]
+            case .stereo: [EBUR128_LEFT, EBUR128_RIGHT]
+            case .surround51: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
+            }
+        for (index, weight) in weights.enumerated() { ebur128_set_channel(state, UInt32(index), Int32(weight.rawValue)) }
+    }
+
+    deinit { ebur128_destroy(&state) }
+
+    /// Adds `frames` interleaved frames.
+    func add(_ samples: UnsafePointer<Float>, frames: Int) {
+        guard let state, frames > 0 else { return }
+        ebur128_add_frames_float(state, samples, frames)
+    }
+
+    /// The values so far, named `name`.
+    func reading(named name: String) -> LoudnessReading {
+        guard let state else { return LoudnessReading(name: name) }
+        func value(_ call: (UnsafeMutablePointer<ebur128_state>, UnsafeMutablePointer<Double>) -> Int32) -> Double? {
+            var out = 0.0
+            return call(state, &out) == EBUR128_SUCCESS.rawValue && out.isFinite ? out : nil
+        }
+        var peak = 0.0
+        for channel in 0..<channelCount {
+            var out = 0.0
+            if ebur128_true_peak(state, UInt32(channel), &out) == EBUR128_SUCCESS.rawValue { peak = max(peak, out) }
+        }
+        return LoudnessReading(
+            name: name, momentary: value { ebur128_loudness_momentary($0, $1) }, shortTerm: value { ebur128_loudness_shortterm($0, $1) },
+            integrated: value { ebur128_loudness_global($0, $1) }, range: value { ebur128_loudness_range($0, $1) },
+            truePeak: peak > 0 ? 20 * log10(peak) : nil)
+    }
+}

@@ -77,6 +77,13 @@ public final class TestSignalSource: @unchecked Sendable {
     /// Frames played so far.
     public var framesPlayed: Int { state.framesPlayed.load(ordering: .relaxed) }
 
+    /// Whether the outputs play silence from the next cycle on (the signal goes on underneath,
+    /// so unmuting resumes where it would have been): dead air for alarm tests.
+    public var isMuted: Bool {
+        get { state.muted.load(ordering: .relaxed) }
+        set { state.muted.store(newValue, ordering: .relaxed) }
+    }
+
     /// The JACK frame time at which the signal's frame 0 was played, once it has been.
     /// With a direct connection, a recorder captures signal frame n at JACK frame time
     /// `firstFrameTime + n`: an independent clock for checking time stamps.
@@ -120,6 +127,8 @@ final class SignalState: @unchecked Sendable {
     let signal: TestSignal
     let sampleRate: Double
     let framesPlayed = Atomic<Int>(0)
+    /// Whether the outputs play silence (the signal's frames still advance).
+    let muted = Atomic<Bool>(false)
     /// The JACK frame time of signal frame 0, plus one (0: not played yet).
     let firstFrameTime = Atomic<UInt64>(0)
     private let clientHandle: OpaquePointer
@@ -203,6 +212,7 @@ final class SignalState: @unchecked Sendable {
                 let step = 2 * Double.pi * frequency / sampleRate
                 for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
             }
+            if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: count) }
         }
         let second = Int(sampleRate)
         if stallMicroseconds > 0 && second > 0 && frame / second != (frame + count) / second {

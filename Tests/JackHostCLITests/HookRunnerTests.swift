@@ -65,11 +65,15 @@ final class HookRunnerTests: XCTestCase {
     }
 
     func testEventArguments() {
-        XCTAssertEqual(HookCommand.arguments(for: .opened(path: "a b.wav")), ["a b.wav"])
+        XCTAssertEqual(HookCommand.arguments(for: .file(.opened(path: "a b.wav"))), ["a b.wav"])
         XCTAssertEqual(
-            HookCommand.arguments(for: .closed(RecorderFileSummary(path: "t.wav", frames: 48000, xruns: 2, droppedFrames: 7))),
+            HookCommand.arguments(for: .file(.closed(RecorderFileSummary(path: "t.wav", frames: 48000, xruns: 2, droppedFrames: 7)))),
             ["t.wav", "48000", "2", "7"])
-        XCTAssertEqual(HookCommand.arguments(for: .rotated(closed: "t-0001.wav", opened: "t-0002.wav")), ["t-0001.wav", "t-0002.wav"])
+        XCTAssertEqual(HookCommand.arguments(for: .file(.rotated(closed: "t-0001.wav", opened: "t-0002.wav"))), ["t-0001.wav", "t-0002.wav"])
+        let alarm = AlarmEvent(kind: .deadAir, raised: true, source: "1-2", position: 0, frameTime: 0, detail: "")
+        XCTAssertEqual(
+            HookCommand.arguments(for: .alarm(alarm, take: "log.wav", frame: 1_440_000)), ["dead-air", "raised", "1-2", "log.wav", "1440000"])
+        XCTAssertEqual(HookCommand.arguments(for: .alarm(alarm, take: nil, frame: 0)), ["dead-air", "raised", "1-2", "-", "0"])
         XCTAssertNil(HookRunner.failure(status: 0))
         XCTAssertEqual(HookRunner.failure(status: 3 << 8), "exited with status 3")
         XCTAssertEqual(HookRunner.failure(status: SIGKILL), "was killed by SIGKILL")

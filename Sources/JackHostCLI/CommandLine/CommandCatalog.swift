@@ -180,7 +180,7 @@ enum CommandCatalog {
         Variable(name: "WATCHDOG_USEC", meaning: "set by systemd's WatchdogSec=: jackhost pings the watchdog while audio flows"),
         Variable(name: "WATCHDOG_PID", meaning: "set by systemd: the watchdog applies when it names jackhost's process"),
         Variable(name: "PATH", meaning: "where --on-file-open, --on-file-close and --on-rotate look for CMD when it has no '/'"),
-        Variable(name: "JACKHOST_EVENT", meaning: "set for a hook: open, close or rotate"),
+        Variable(name: "JACKHOST_EVENT", meaning: "set for a hook: open, close, rotate or alarm"),
         Variable(name: "JACKHOST_FILE", meaning: "set for a hook: the file (for rotate, the new one)"),
         Variable(
             name: "NSM_URL",

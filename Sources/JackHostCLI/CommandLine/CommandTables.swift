@@ -49,6 +49,7 @@ enum CommandTables {
             OptionSpec("stop-on-xrun", help: "end the run at the first xrun, with status 1 (for takes that must be perfect)"),
             OptionSpec("callback-time", help: "time every process callback and print p50/p99/max in microseconds at exit"),
         ] + LiveViewSettings.table + OSCSettings.table + MIDIControlSettings.table + LoudnessSettings.table
+        + AlarmSettings.table
 
     static let maxBuffer = OptionSpec(
         "max-buffer", value: "SIZE|DURATION",

@@ -75,6 +75,8 @@ struct CapturePlan {
     var midiControl: MIDIControlSettings?
     /// `--loudness` and `--programme`: EBU R128 loudness, when asked for.
     var loudness: LoudnessSettings?
+    /// `--silence`, `--clip` and `--on-alarm`: alarms, when asked for.
+    var alarms: AlarmSettings?
 
     /// The default elastic buffer: 512 MiB holds 23 minutes of stereo float at 48 kHz (jack_capture
     /// grows to 40 s at most) and 43 s at 64 channels, while bounding memory on a small machine.
@@ -103,6 +105,7 @@ struct CapturePlan {
         osc = try OSCSettings.parse(parsed)
         midiControl = try MIDIControlSettings.parse(parsed)
         loudness = try LoudnessSettings.parse(parsed)
+        alarms = try AlarmSettings.parse(parsed)
         overwrite = parsed.has("overwrite")
         // Each command's own options (below) decide which consumers run.
         meter = false
@@ -117,6 +120,7 @@ struct CapturePlan {
         if let recordName { try readRecording(recordName, command: command, parsed: parsed) }
         if stream { try readStream(parsed) }
         try checkDestinationsDiffer()
+        if let hook = alarms?.hook { hooks.append(hook) }
     }
 
     /// `--connect` patterns, `--no-auto-connect`, or the physical capture ports by default.
@@ -245,7 +249,7 @@ struct CapturePlan {
         }
         if recordName == nil {
             let recordOnly =
-                ["format", "record-sample-format", "quality", "split", "sync-interval", "min-free"] + HookCommand.Kind.allCases.map(\.option)
+                ["format", "record-sample-format", "quality", "split", "sync-interval", "min-free"] + HookCommand.Kind.fileKinds.map(\.option)
                 + TakeOptions.names
             for option in recordOnly where parsed.values[option] != nil || parsed.has(option) {
                 throw UsageError("--\(option) applies to --record FILE; add --record or leave it out")
@@ -335,7 +339,7 @@ struct CapturePlan {
     /// The hooks asked for; each needs a file (not standard output), and `--on-rotate` needs `--split`.
     static func hooks(_ parsed: ParsedArguments, recordName: TakeFiles.TakeName, split: SplitLimit?) throws(UsageError) -> [HookCommand] {
         var hooks: [HookCommand] = []
-        for kind in HookCommand.Kind.allCases {
+        for kind in HookCommand.Kind.fileKinds {
             guard let text = parsed.value(kind.option) else { continue }
             if recordName == .exact("-") { throw UsageError("--\(kind.option) needs a file; standard output has none") }
             if kind == .rotate && split == nil { throw UsageError("--on-rotate applies to --split; add --split or leave it out") }

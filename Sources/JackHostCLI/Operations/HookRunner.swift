@@ -15,6 +15,8 @@ import JackHostConsumers
 /// - open: `PATH`
 /// - close: `PATH FRAMES XRUNS DROPS`
 /// - rotate: `CLOSED_PATH NEW_PATH`
+/// - alarm: `ALARM STATE SOURCE TAKE FRAME` (`dead-air raised 1-2 /srv/log/show.wav 1440000`;
+///   TAKE is `-` and FRAME 0 without a take)
 ///
 /// Anything more complex belongs in a script.
 struct HookCommand: Equatable, Sendable {
@@ -26,6 +28,8 @@ struct HookCommand: Equatable, Sendable {
         case close
         /// `--split` ended a segment and started the next (`--on-rotate`).
         case rotate
+        /// An alarm was raised or cleared (`--on-alarm`).
+        case alarm
 
         /// The option that sets this hook, without the dashes.
         var option: String {
@@ -33,8 +37,12 @@ struct HookCommand: Equatable, Sendable {
             case .open: "on-file-open"
             case .close: "on-file-close"
             case .rotate: "on-rotate"
+            case .alarm: "on-alarm"
             }
         }
+
+        /// The hooks of the recorder's files (the alarm's is the alarms' own).
+        static let fileKinds: [Kind] = [.open, .close, .rotate]
     }
 
     /// When it runs.
@@ -90,22 +98,31 @@ struct HookCommand: Equatable, Sendable {
     }
 
     /// The arguments an event adds after the command's own words.
-    static func arguments(for event: RecorderFileEvent) -> [String] {
+    static func arguments(for event: HookEvent) -> [String] {
         switch event {
-        case .opened(let path): [path]
-        case .closed(let summary): [summary.path, String(summary.frames), String(summary.xruns), String(summary.droppedFrames)]
-        case .rotated(let closed, let opened): [closed, opened]
+        case .file(.opened(let path)): [path]
+        case .file(.closed(let summary)): [summary.path, String(summary.frames), String(summary.xruns), String(summary.droppedFrames)]
+        case .file(.rotated(let closed, let opened)): [closed, opened]
+        case .alarm(let alarm, let take, let frame): [alarm.kind.rawValue, alarm.state, alarm.source, take ?? "-", String(frame)]
         }
     }
 
     /// The hook kind an event runs.
-    static func kind(of event: RecorderFileEvent) -> Kind {
+    static func kind(of event: HookEvent) -> Kind {
         switch event {
-        case .opened: .open
-        case .closed: .close
-        case .rotated: .rotate
+        case .file(.opened): .open
+        case .file(.closed): .close
+        case .file(.rotated): .rotate
+        case .alarm: .alarm
         }
     }
+}
+
+/// What runs a hook: one of the recorder's file events, or an alarm (with the take's file and
+/// its frame count when the alarm was reported, if a take is open).
+enum HookEvent: Sendable {
+    case file(RecorderFileEvent)
+    case alarm(AlarmEvent, take: String?, frame: Int)
 }
 
 /// Runs the recorder's hooks on a thread of its own, one at a time and in order, so that no
@@ -156,7 +173,7 @@ final class HookRunner: @unchecked Sendable {
 
     private struct Job {
         let command: HookCommand
-        let event: RecorderFileEvent
+        let event: HookEvent
     }
 
     private struct State {
@@ -203,7 +220,12 @@ final class HookRunner: @unchecked Sendable {
     var counts: Counts { lock.withLock { state.counts } }
 
     /// Queues the hook for `event`, if one is set; never waits. The recorder's `onFileEvent`.
-    func handle(_ event: RecorderFileEvent) {
+    func handle(_ event: RecorderFileEvent) { queue(.file(event)) }
+
+    /// Queues `--on-alarm` for `alarm`, if set; never waits.
+    func handle(alarm: AlarmEvent, take: String?, frame: Int) { queue(.alarm(alarm, take: take, frame: frame)) }
+
+    private func queue(_ event: HookEvent) {
         guard let command = hooks[HookCommand.kind(of: event)] else { return }
         let queued = lock.withLock {
             guard !state.abandoned else { return false }
@@ -388,12 +410,14 @@ final class HookRunner: @unchecked Sendable {
         "hook --\(command.kind.option) '\(command.text.replacingNewlines())'"
     }
 
-    /// The file an event is about (for rotate, the new one) and how messages name it.
-    private static func subject(_ event: RecorderFileEvent) -> (file: String, shown: String) {
+    /// The file an event is about (for rotate, the new one; for an alarm, the take's, or none)
+    /// and how messages name it.
+    private static func subject(_ event: HookEvent) -> (file: String, shown: String) {
         switch event {
-        case .opened(let path): (path, path)
-        case .closed(let summary): (summary.path, summary.path)
-        case .rotated(let closed, let opened): (opened, "\(closed) -> \(opened)")
+        case .file(.opened(let path)): (path, path)
+        case .file(.closed(let summary)): (summary.path, summary.path)
+        case .file(.rotated(let closed, let opened)): (opened, "\(closed) -> \(opened)")
+        case .alarm(let alarm, let take, _): (take ?? "", "\(alarm.description), \(alarm.state)")
         }
     }
 

@@ -64,6 +64,8 @@ final class SystemdNotifier {
         var droppedFrames: Int
         /// Whether jackhost is waiting for a lost server to return (`--reconnect`).
         var isWaitingForServer: Bool
+        /// The alarms raised now (`--silence`, `--clip`), each in words; the status starts with them.
+        var alarms: [String] = []
     }
 
     /// When to ping: a pure policy, driven by the clock and the frame count, so tests can run it without systemd.
@@ -213,7 +215,7 @@ final class SystemdNotifier {
             let value = LevelMeter.dB(linear)
             return value.isFinite ? value.formatted(places: 1) : "-inf"
         }
-        var parts: [String] = []
+        var parts: [String] = progress.alarms.map { "ALARM \($0)" }
         if progress.isWaitingForServer {
             parts.append("waiting for the JACK server to return")
         } else if !peaks.isEmpty {

@@ -24,6 +24,8 @@ final class RunningTake {
     let browser: BrowserSource?
     /// MIDI Machine Control and marker notes (`--midi-control`), when asked for.
     let midi: MIDISource?
+    /// `--silence` and `--clip`: says, marks and hooks each alarm, when asked for.
+    let alarms: AlarmReport?
     /// `--results FILE`: plugin results and markers, once a second.
     let resultsFile: ResultsFileWriter?
     /// Connection failures reported at start; later ones are reported with the summary.
@@ -66,6 +68,7 @@ final class RunningTake {
         midi = host.controlEvents.flatMap { queue in
             parts.plan.midiControl.map { MIDISource(queue: queue, settings: $0, quiet: parts.plan.quiet) }
         }
+        alarms = parts.alarmWatch.map { AlarmReport(watch: $0, recorder: parts.recorder, hooks: parts.hooks) }
         let results = resultSources
         let keys = keyboard == nil ? nil : KeyboardSource.legend
         display =
@@ -114,12 +117,13 @@ final class RunningTake {
     func startObservers() throws {
         followServer()
         let recorder = parts.recorder
+        let alarmWatch = parts.alarmWatch
         parts.notifier?.readProgress = { [host, waitingForServer] in
             let stats = host.statistics
             return .init(
                 capturedFrames: stats.capturedFrames, recordedFrames: recorder?.framesWritten, sampleRate: host.sampleRateOrDefault,
                 xruns: stats.xruns, droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0,
-                isWaitingForServer: waitingForServer.value.load(ordering: .relaxed))
+                isWaitingForServer: waitingForServer.value.load(ordering: .relaxed), alarms: alarmWatch?.active.map(\.description) ?? [])
         }
         parts.notifier?.ready()
         let estimate = diskReport?.estimate
@@ -160,6 +164,7 @@ final class RunningTake {
         if let remote { duties.append(remote) }
         if let browser { duties.append(browser) }
         if let midi { duties.append(midi) }
+        if let alarms { duties.append(alarms) }
         if let link { duties.append(SupervisorReport(link: link, host: host, plugins: parts.plugins)) }
         duties.append(PluginWatchdogReport(plugins: parts.plugins, namesPlugin: link == nil))
         if let duration = plan.duration {

@@ -24,6 +24,8 @@ final class TakeParts {
     let meter: LevelMeter?
     /// `--loudness`: EBU R128 per input and programme, on a worker thread.
     let loudness: LoudnessMeter?
+    /// `--silence`, `--clip`: dead-air and clip alarms, on a worker thread.
+    let alarmWatch: AlarmWatch?
     let recorder: Recorder?
     let hooks: HookRunner?
     let plugins: [LoadedPlugin]
@@ -68,6 +70,7 @@ final class TakeParts {
         host = CaptureHost(configuration: configuration)
         meter = plan.meter ? LevelMeter() : nil
         loudness = plan.loudness.map { LoudnessMeter(programmes: $0.programmes) }
+        alarmWatch = plan.alarms.map { AlarmWatch(rules: $0.rules, programmes: plan.loudness?.programmes ?? []) }
         // Hooks run on a thread of their own: the recorder's writer thread only queues its events.
         hooks = plan.hooks.isEmpty ? nil : HookRunner(hooks: plan.hooks)
         recorder = plan.recordName.map { [host, hooks] in TakeParts.recorder(plan, name: $0, host: host, hooks: hooks) }
@@ -134,6 +137,7 @@ final class TakeParts {
     func addConsumers() throws -> ExitStatus? {
         if let meter { host.add(realtime: meter) }
         if let loudness { host.add(deferred: loudness) }
+        if let alarmWatch { host.add(deferred: alarmWatch) }
         if let notifier { host.add(realtime: notifier.meter) }
         if let oscMeter { host.add(realtime: oscMeter) }
         // The live view's own meter (atomics, like the terminal's) and its spectrum (a worker thread).

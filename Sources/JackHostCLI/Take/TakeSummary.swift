@@ -79,6 +79,7 @@ struct TakeSummary {
         if let remote = take.remote, !plan.quiet { write(remote.summary) }
         if let browser = take.browser, !plan.quiet { write(browser.summary) }
         if let midi = take.midi, !plan.quiet { write(midi.summary) }
+        if let alarms = take.alarms, !plan.quiet { write(alarms.summary) }
         if let timer = take.host.callbackTimer {
             writeAll("\(timer.summary) period_us=\(take.host.periodMicroseconds)\n", to: STDERR_FILENO)
         }

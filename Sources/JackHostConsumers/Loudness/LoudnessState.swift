@@ -7,15 +7,27 @@ final class LoudnessState {
     private var state: UnsafeMutablePointer<ebur128_state>?
     let channelCount: Int
 
-    /// Momentary, short-term, integrated, loudness range and true peak.
-    private static let mode =
-        Int32(EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue)
-        | Int32(EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+    /// What a state measures.
+    enum Mode {
+        /// Momentary, short-term, integrated, loudness range and true peak.
+        case loudness
+        /// True peak only (the clip alarm).
+        case truePeak
+
+        var flags: Int32 {
+            switch self {
+            case .loudness:
+                Int32(EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue)
+                    | Int32(EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+            case .truePeak: Int32(EBUR128_MODE_TRUE_PEAK.rawValue)
+            }
+        }
+    }
 
     /// Nil when libebur128 refuses the rate or runs out of memory.
-    init?(layout: LoudnessProgramme.Layout, sampleRate: Double) {
+    init?(layout: LoudnessProgramme.Layout, sampleRate: Double, mode: Mode = .loudness) {
         channelCount = layout.channelCount
-        guard let state = ebur128_init(UInt32(channelCount), UInt(sampleRate.rounded()), Self.mode) else { return nil }
+        guard let state = ebur128_init(UInt32(channelCount), UInt(sampleRate.rounded()), mode.flags) else { return nil }
         self.state = state
         let weights: [channel] =
             switch layout {
@@ -32,6 +44,18 @@ final class LoudnessState {
     func add(_ samples: UnsafePointer<Float>, frames: Int) {
         guard let state, frames > 0 else { return }
         ebur128_add_frames_float(state, samples, frames)
+    }
+
+    /// The largest true peak of the frames of the last ``add(_:frames:)``, over all channels,
+    /// as a linear amplitude (1.0 is full scale).
+    func lastTruePeak() -> Double {
+        guard let state else { return 0 }
+        var peak = 0.0
+        for channel in 0..<channelCount {
+            var out = 0.0
+            if ebur128_prev_true_peak(state, UInt32(channel), &out) == EBUR128_SUCCESS.rawValue { peak = max(peak, out) }
+        }
+        return peak
     }
 
     /// The values so far, named `name`.

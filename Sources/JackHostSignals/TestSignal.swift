@@ -77,6 +77,13 @@ public final class TestSignalSource: @unchecked Sendable {
     /// Frames played so far.
     public var framesPlayed: Int { state.framesPlayed.load(ordering: .relaxed) }
 
+    /// A gain on every output from the next cycle on (1 plays the signal as it is): a level that
+    /// moves, for trigger tests.
+    public var gain: Float {
+        get { Float(bitPattern: state.gainBits.load(ordering: .relaxed)) }
+        set { state.gainBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
     /// Whether the outputs play silence from the next cycle on (the signal goes on underneath,
     /// so unmuting resumes where it would have been): dead air for alarm tests.
     public var isMuted: Bool {
@@ -129,6 +136,8 @@ final class SignalState: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     /// Whether the outputs play silence (the signal's frames still advance).
     let muted = Atomic<Bool>(false)
+    /// A gain on every output, as a Float's bit pattern (1: the signal as it is).
+    let gainBits = Atomic<UInt32>(Float(1).bitPattern)
     /// The JACK frame time of signal frame 0, plus one (0: not played yet).
     let firstFrameTime = Atomic<UInt64>(0)
     private let clientHandle: OpaquePointer
@@ -212,7 +221,12 @@ final class SignalState: @unchecked Sendable {
                 let step = 2 * Double.pi * frequency / sampleRate
                 for i in 0..<count { out[i] = amplitude * Float(sin(step * Double(frame + i))) }
             }
-            if muted.load(ordering: .relaxed) { out.update(repeating: 0, count: count) }
+            if muted.load(ordering: .relaxed) {
+                out.update(repeating: 0, count: count)
+            } else if gainBits.load(ordering: .relaxed) != Float(1).bitPattern {
+                let gain = Float(bitPattern: gainBits.load(ordering: .relaxed))
+                for i in 0..<count { out[i] *= gain }
+            }
         }
         let second = Int(sampleRate)
         if stallMicroseconds > 0 && second > 0 && frame / second != (frame + count) / second {

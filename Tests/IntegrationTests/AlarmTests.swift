@@ -127,3 +127,44 @@ final class AlarmTests: XCTestCase {
         return nil
     }
 }
+
+/// `--trigger START --release STOP --hold`, `--min-take`, `--max-take` against a generator whose
+/// level moves in real time: exactly the takes expected, each read back by libsndfile.
+final class LevelTriggerTests: XCTestCase {
+    func testHysteresisMakesExactlyTheTakesExpected() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("jackhost-hyst-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        try JACKFixture.withServer(captureChannels: 1, realtime: true) { server in
+            // The sine's crest is 0.5 (-6 dBFS); gains put it above -20, between, or below -40.
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 1, signal: .sine(frequency: 440, amplitude: 0.5))
+            defer { generator.stop() }
+            generator.gain = 0.001  // -66 dBFS
+            let child = try RunningJackhost(
+                arguments: [
+                    "record", work.appendingPathComponent("take.wav").path, "-s", server.name, "--connect", "jhgen:out_1", "--trigger", "-20dBFS",
+                    "--release", "-40dBFS", "--hold", "0.5s", "--min-take", "0.3s", "--no-meter",
+                ], directory: work)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { child.stderr.contains("capturing 1 channels") }, child.stderr)
+            // (gain, seconds): below; a 0.1 s cough (no take, shorter than --min-take); below;
+            // loud (take 1); between (-30 dBFS: the take goes on); below (it stops after the
+            // hold); between (no new take); loud (take 2); below.
+            var changes: [Date] = []
+            for (gain, seconds) in [(0.001, 0.5), (1, 0.1), (0.001, 1.0), (1, 1.0), (0.06, 1.0), (0.001, 1.0), (0.06, 1.0), (1, 1.0), (0.001, 1.0)] {
+                generator.gain = Float(gain)
+                changes.append(Date())
+                usleep(useconds_t(seconds * 1_000_000))
+            }
+            child.signal(SIGINT)
+            XCTAssertEqual(child.wait(), 0, child.stderr)
+            let takes = ((try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []).filter { $0.hasSuffix(".wav") }.sorted()
+            XCTAssertEqual(takes, ["take-0001.wav", "take-0002.wav"], child.stdout + child.stderr)
+            let first = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(work.appendingPathComponent("take-0001.wav").path))
+            // Loud, then between, then the 0.5 s hold below the release (by the wall clock of the changes).
+            let firstExpected = changes[5].timeIntervalSince(changes[3]) + 0.5
+            XCTAssertEqual(Double(first.header.frames) / 48000, firstExpected, accuracy: 0.1, "the take spans the level between the two")
+            let second = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(work.appendingPathComponent("take-0002.wav").path))
+            XCTAssertEqual(Double(second.header.frames) / 48000, changes[8].timeIntervalSince(changes[7]) + 0.5, accuracy: 0.1)
+        }
+    }
+}

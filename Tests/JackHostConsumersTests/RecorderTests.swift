@@ -57,6 +57,31 @@ final class RecorderTests: XCTestCase {
             [.opened(path: first), .closed(RecorderFileSummary(path: first, frames: 256, xruns: 0, droppedFrames: 0))])
     }
 
+    /// `--min-take` with `--pre-roll`: a cough leaves no file; a take opened once it has lasted the
+    /// minimum still starts at its first loud frame less the pre-roll, every frame in order.
+    func testAMinimumTakeLeavesNoFileForACoughAndStartsTheTakeAtItsFirstLoudFrame() throws {
+        let path = directory.appendingPathComponent("take.wav").path
+        var settings = Recorder.Settings(trigger: .level(thresholdDBFS: -20, holdSeconds: 0.1), preRollSeconds: 0.05, syncSeconds: nil)
+        settings.levelShape = LevelShape(minTakeSeconds: 0.5)
+        let recorder = Recorder(path: path, settings: settings)
+        try recorder.prepare(format: StreamFormat(sampleRate: 8000, channelCount: 1))
+        // Frame n carries n / 1e6 (quiet), plus 0.5 while loud: frames 800-999 (a 25 ms cough),
+        // then 4000-11999 (a second of sound).
+        func sample(_ n: Int) -> Float { Float(n) / 1e6 + ((800..<1000).contains(n) || (4000..<12000).contains(n) ? 0.5 : 0) }
+        for start in stride(from: 0, to: 16000, by: 64) { withBlock([(start..<start + 64).map(sample)]) { recorder.consume($0) } }
+        recorder.finish()
+        XCTAssertEqual(recorder.files.count, 1, "one take, none for the cough: \(recorder.files)")
+        var info = SF_INFO()
+        let handle = try XCTUnwrap(sf_open(recorder.files.first ?? "", Int32(SFM_READ), &info))
+        defer { sf_close(handle) }
+        var samples = [Float](repeating: 0, count: Int(info.frames))
+        XCTAssertEqual(sf_readf_float(handle, &samples, info.frames), info.frames)
+        // From 0.05 s (400 frames) before frame 4000, to the hold (800 frames) after frame 11999.
+        XCTAssertEqual(samples.count, 400 + 8000 + 800)
+        XCTAssertEqual(samples.first ?? 0, sample(3600), accuracy: 1e-9)
+        XCTAssertEqual(zip(samples, 3600..<12800).filter { abs($0.0 - sample($0.1)) > 1e-9 }.count, 0, "every frame in order")
+    }
+
     /// What the host does on a sample-rate or route change: finish, then prepare with the new
     /// format. The recorder rotates to the next numbered file with the new rate and channels.
     func testFormatChangeRotatesToANewFile() throws {

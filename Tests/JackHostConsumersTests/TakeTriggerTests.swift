@@ -37,6 +37,41 @@ final class TakeTriggerTests: XCTestCase {
         XCTAssertEqual(TriggerGate.amplitude(dBFS: -40), 0.01, accuracy: 1e-12)
     }
 
+    /// `--trigger -20dBFS --release -40dBFS`: between the two levels a take neither starts nor
+    /// stops; it starts above the first and stops after the hold below the second.
+    func testALevelTriggerWithHysteresisStartsAboveOneLevelAndStopsBelowTheOther() {
+        let gate = TriggerGate(
+            trigger: .level(thresholdDBFS: -20, holdSeconds: 0.003), sampleRate: 1000, shape: LevelShape(releaseDBFS: -40))  // hold: 3 frames
+        // 0.05 is -26 dBFS (between), 0.2 is -14 (above), 0.001 is -60 (below).
+        let samples: [Float] = [0.05, 0.05, 0.2, 0.05, 0.05, 0.05, 0.05, 0.001, 0.05, 0.001, 0.001, 0.001, 0.05, 0.05]
+        let peak = { (i: Int) in samples[i] }
+        let next = { (from: Int) in gate.nextChange(from: from, frames: samples.count, transportRolling: false, freewheeling: false, peak: peak) }
+        XCTAssertEqual(next(0), 2, "between the levels does not start a take")
+        gate.setRecording(true)
+        XCTAssertEqual(next(2), 12, "between the levels keeps it; three frames below the release stop it")
+        gate.setRecording(false)
+        XCTAssertNil(next(12), "between the levels does not start the next one")
+    }
+
+    /// `--min-take`: a burst that falls quiet for the hold before the minimum leaves no take; a
+    /// longer one opens once it has lasted the minimum (the recorder's pre-roll holds the rest).
+    /// `--max-take` ends a take while it is still loud, counted from its first loud frame.
+    func testMinimumAndMaximumTakes() {
+        let gate = TriggerGate(
+            trigger: .level(thresholdDBFS: -20, holdSeconds: 0.002), sampleRate: 1000,
+            shape: LevelShape(minTakeSeconds: 0.005, maxTakeSeconds: 0.008))  // hold 2, min 5, max 8 frames
+        let samples: [Float] = [0.5, 0.5, 0, 0, 0, 0.5, 0.5, 0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+        let peak = { (i: Int) in samples[i] }
+        let next = { (from: Int) in gate.nextChange(from: from, frames: samples.count, transportRolling: false, freewheeling: false, peak: peak) }
+        // Frames 0-1 loud, 2-3 quiet (the hold): a cough, no take. From frame 5 the sound (with a
+        // one-frame gap, shorter than the hold) reaches five frames at frame 9.
+        XCTAssertEqual(next(0), 10, "opened after frame 9, not at the cough")
+        gate.setRecording(true)
+        XCTAssertEqual(next(10), 13, "eight frames from its first loud frame (5): ends after frame 12, still loud")
+        gate.setRecording(false)
+        XCTAssertNil(next(13), "the next candidate (frames 13-14) has not lasted five frames yet")
+    }
+
     func testTransportFreewheelAndRequestGatesChangeAtTheBlock() {
         let never = { (_: Int) -> Float in 0 }
         let transport = TriggerGate(trigger: .transport, sampleRate: 48000)

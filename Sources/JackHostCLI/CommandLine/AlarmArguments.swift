@@ -35,9 +35,9 @@ struct AlarmSettings: Equatable {
         var rules = AlarmRules()
         if let text = parsed.value("silence") {
             rules.silence = AlarmRules.Silence(
-                levelDBFS: try level(text, option: "silence"),
-                after: try duration(parsed.value("after") ?? "30s", option: "after", range: 1...86400),
-                clearAfter: try duration(parsed.value("clear-after") ?? "2s", option: "clear-after", range: 0.1...3600))
+                levelDBFS: try ValueParsing.level(text, option: "silence"),
+                after: try ValueParsing.duration(parsed.value("after") ?? "30s", option: "after", range: 1...86400),
+                clearAfter: try ValueParsing.duration(parsed.value("clear-after") ?? "2s", option: "clear-after", range: 0.1...3600))
         } else {
             for option in ["after", "clear-after"] where parsed.value(option) != nil {
                 throw UsageError("--\(option) applies to --silence LEVEL; add --silence or leave it out")
@@ -52,30 +52,5 @@ struct AlarmSettings: Equatable {
         }
         let hook = try parsed.value("on-alarm").map { text throws(UsageError) in try HookCommand(kind: .alarm, parsing: text) }
         return AlarmSettings(rules: rules, hook: hook)
-    }
-
-    /// `-50dBFS`, `-50dB` or `-50`: -120 to 0 dBFS.
-    static func level(_ text: String, option: String) throws(UsageError) -> Double {
-        var number = Substring(text)
-        for suffix in ["dBFS", "dbfs", "dB", "db"] where number.hasSuffix(suffix) {
-            number = number.dropLast(suffix.count)
-            break
-        }
-        guard let value = Double(number), (-120...0).contains(value) else {
-            throw UsageError("--\(option) \(ValueParsing.shown(text)) is not a level from -120 to 0 dBFS; write it like -50dBFS")
-        }
-        return value
-    }
-
-    /// `30s`, `500ms`, `2m`, `1h` or plain seconds, within `range` seconds.
-    static func duration(_ text: String, option: String, range: ClosedRange<Double>) throws(UsageError) -> Double {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
-        let unit = units.first { text.hasSuffix($0.0) } ?? ("", 1)
-        guard let number = ValueParsing.decimal(String(text.dropLast(unit.0.count))).map({ $0 * unit.1 }), range.contains(number) else {
-            throw UsageError(
-                "--\(option) \(ValueParsing.shown(text)) is not a duration from \(range.lowerBound)s to \(Int(range.upperBound))s; write it like 30s or 2m"
-            )
-        }
-        return number
     }
 }

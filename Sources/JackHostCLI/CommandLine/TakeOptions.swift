@@ -16,6 +16,8 @@ struct TakeOptions {
     var keepSeconds: Double?
     var trigger: TakeTrigger?
     var preRollSeconds = 0.0
+    /// `--release`, `--min-take`, `--max-take`: a level trigger's hysteresis and take lengths.
+    var levelShape = LevelShape()
 
     /// The longest pre-roll: the buffer is memory, allocated once.
     static let preRollRange = 0.0...600.0
@@ -41,6 +43,14 @@ struct TakeOptions {
         OptionSpec("freewheel", help: "record a take while the server freewheels"),
         OptionSpec("trigger", value: "LEVEL", help: "record a take from the first frame any input reaches LEVEL (e.g. -40dBFS)"),
         OptionSpec("hold", value: "DURATION", help: "with --trigger: stop after DURATION below LEVEL (e.g. 2s, 500ms; default: 2s)"),
+        OptionSpec(
+            "release", value: "LEVEL",
+            help: "with --trigger: stop after --hold below this lower LEVEL instead (hysteresis: start above one level, stop below another)"),
+        OptionSpec(
+            "min-take", value: "DURATION",
+            help: "with --trigger: open a take only once it has lasted DURATION (a shorter burst, such as a cough, leaves no file); 0 to 10m"),
+        OptionSpec(
+            "max-take", value: "DURATION", help: "with --trigger: end a take after DURATION even while loud; the next starts with the next frame"),
         OptionSpec("signal-trigger", help: "SIGUSR1 starts a take, SIGUSR2 stops it"),
     ]
 
@@ -103,8 +113,11 @@ struct TakeOptions {
         if let text = parsed.value("trigger") {
             let hold = try parsed.value("hold").map { text throws(UsageError) in try Self.hold(text) } ?? 2
             triggers.append(.level(thresholdDBFS: try Self.level(text), holdSeconds: hold))
-        } else if parsed.value("hold") != nil {
-            throw UsageError("--hold applies to --trigger LEVEL; add --trigger or leave it out")
+            levelShape = try Self.levelShape(parsed, start: try Self.level(text))
+        } else {
+            for option in ["hold", "release", "min-take", "max-take"] where parsed.value(option) != nil {
+                throw UsageError("--\(option) applies to --trigger LEVEL; add --trigger or leave it out")
+            }
         }
         if triggers.count > 1 {
             throw UsageError("give one of --transport, --freewheel, --trigger LEVEL and --signal-trigger; a take has one trigger")
@@ -119,6 +132,29 @@ struct TakeOptions {
         if trigger != nil && toStandardOutput {
             throw UsageError("triggered takes are files, one per take; record to a FILE, not standard output")
         }
+    }
+
+    /// `--release`, `--min-take` and `--max-take` for a level trigger that starts at `start` dBFS.
+    static func levelShape(_ parsed: ParsedArguments, start: Double) throws(UsageError) -> LevelShape {
+        var shape = LevelShape()
+        if let text = parsed.value("release") {
+            let release = try ValueParsing.level(text, option: "release")
+            guard release <= start else {
+                throw UsageError(
+                    "--release \(ValueParsing.shown(text)) is above --trigger \(start) dBFS; a take stops below a level at or under the one it starts at"
+                )
+            }
+            shape.releaseDBFS = release
+        }
+        if let text = parsed.value("min-take") { shape.minTakeSeconds = try ValueParsing.duration(text, option: "min-take", range: 0...600) }
+        if let text = parsed.value("max-take") {
+            let maximum = try ValueParsing.duration(text, option: "max-take", range: 1...31_536_000)
+            guard maximum > shape.minTakeSeconds else {
+                throw UsageError("--max-take \(ValueParsing.shown(text)) is not longer than --min-take; give a longer maximum")
+            }
+            shape.maxTakeSeconds = maximum
+        }
+        return shape
     }
 
     /// Whether `text` is written as a `--keep` age (an unsigned plain decimal and one of the
@@ -174,6 +210,7 @@ struct TakeOptions {
         settings.alignSplits = alignSplits
         settings.trigger = trigger
         settings.preRollSeconds = preRollSeconds
+        settings.levelShape = levelShape
         if let keepSeconds, let template = name.retentionTemplate {
             settings.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
         }

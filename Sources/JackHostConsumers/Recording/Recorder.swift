@@ -222,11 +222,19 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
                 container: container, encoding: encoding, subtype: container.subtype(for: sampleFormat) ?? 0,
                 sampleFormat: sampleFormat, quality: quality, syncSeconds: syncSeconds))
         if let trigger {
-            gate = TriggerGate(trigger: trigger, sampleRate: format.sampleRate)
+            gate = TriggerGate(trigger: trigger, sampleRate: format.sampleRate, shape: settings.levelShape)
+            // With --min-take, a take is opened that long after its first loud frame: the buffer
+            // holds that too, so the take still starts at that frame less the pre-roll.
+            let minimum = Self.isLevel(trigger) ? settings.levelShape.minTakeSeconds : 0
             preRoll = PreRollBuffer(
-                capacityFrames: Int((preRollSeconds * format.sampleRate).rounded()),
+                capacityFrames: Int(((preRollSeconds + minimum) * format.sampleRate).rounded()),
                 bytesPerFrame: format.channelCount * encoding.bytesPerSample)
         }
+    }
+
+    private static func isLevel(_ trigger: TakeTrigger) -> Bool {
+        if case .level = trigger { return true }
+        return false
     }
 
     /// The encoding libsndfile is fed: interleaved, 24-bit left-justified in 32-bit words.

@@ -42,6 +42,8 @@ extension Recorder {
         public var markXruns = false
         /// Seconds of audio from before each trigger that a triggered take starts with.
         public var preRollSeconds: Double
+        /// A level trigger's release level and take lengths (`--release`, `--min-take`, `--max-take`).
+        public var levelShape = LevelShape()
         /// Removes the recorder's own old segments after each new one opens (`--keep`).
         public var retention: SegmentRetention?
         /// Seconds of audio between `fdatasync` calls (data and header reach stable storage); nil

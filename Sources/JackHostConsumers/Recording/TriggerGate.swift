@@ -15,9 +15,19 @@ final class TriggerGate: @unchecked Sendable {
     /// Whether a take is open.
     private(set) var recording = false
     private let threshold: Float
+    /// The level a take stays below, for the hold, to stop (the threshold without `--release`).
+    private let release: Float
     private let holdFrames: Int
-    /// Consecutive frames below the threshold while recording.
+    /// Frames a level take must last before it is opened (`--min-take`); 0 opens at once.
+    private let minimumFrames: Int
+    /// Frames after which a level take stops (`--max-take`).
+    private let maximumFrames: Int?
+    /// Consecutive frames below the release level (while recording, or while a candidate take waits).
     private var quietFrames = 0
+    /// Frames since a candidate take's first loud frame, while it waits for `minimumFrames`.
+    private var candidateFrames: Int?
+    /// Frames the open take has lasted (level trigger).
+    private var takeFrames = 0
     private let startRequests = Atomic<Int>(0)
     private let stopRequests = Atomic<Int>(0)
     /// JACK's microsecond clock at the latest request of each kind (0: unknown, act at once).
@@ -55,14 +65,20 @@ final class TriggerGate: @unchecked Sendable {
         case closed
     }
 
-    init(trigger: TakeTrigger, sampleRate: Double) {
+    init(trigger: TakeTrigger, sampleRate: Double, shape: LevelShape = LevelShape()) {
         self.trigger = trigger
         if case .level(let decibels, let hold) = trigger {
             threshold = Float(Self.amplitude(dBFS: decibels))
+            release = Float(Self.amplitude(dBFS: min(shape.releaseDBFS ?? decibels, decibels)))
             holdFrames = max(1, Int((hold * sampleRate).rounded()))
+            minimumFrames = Int((shape.minTakeSeconds * sampleRate).rounded())
+            maximumFrames = shape.maxTakeSeconds.map { max(1, Int(($0 * sampleRate).rounded())) }
         } else {
             threshold = 0
+            release = 0
             holdFrames = 0
+            minimumFrames = 0
+            maximumFrames = nil
         }
         seenStarts = startRequests.load(ordering: .relaxed)
         seenStops = stopRequests.load(ordering: .relaxed)
@@ -194,6 +210,9 @@ final class TriggerGate: @unchecked Sendable {
     func setRecording(_ value: Bool) {
         recording = value
         quietFrames = 0
+        // A take opened after a minimum wait has lasted that long already.
+        takeFrames = value ? candidateFrames ?? 0 : 0
+        candidateFrames = nil
     }
 
     /// The first offset at or after `offset` in a block where the take should change state
@@ -227,20 +246,52 @@ final class TriggerGate: @unchecked Sendable {
         case .request:
             return requestChange(from: offset, frames: frames, time: time)
         case .level:
-            if !recording {
-                for frame in offset..<frames where peak(frame) >= threshold { return frame }
-                return nil
+            return recording ? levelStop(from: offset, frames: frames, peak: peak) : levelStart(from: offset, frames: frames, peak: peak)
+        }
+    }
+
+    /// Where an idle level trigger opens a take: at the first loud frame, or, with a minimum
+    /// take, once its sound (first loud frame to the latest at or above the release level) has
+    /// lasted that long without falling quiet for the hold.
+    private func levelStart(from offset: Int, frames: Int, peak: (Int) -> Float) -> Int? {
+        for frame in offset..<frames {
+            let level = peak(frame)
+            guard let age = candidateFrames else {
+                guard level >= threshold else { continue }
+                if minimumFrames <= 1 { return minimumFrames == 0 ? frame : frame + 1 }
+                candidateFrames = 1
+                quietFrames = 0
+                continue
             }
-            for frame in offset..<frames {
-                if peak(frame) >= threshold {
+            candidateFrames = age + 1
+            if level >= release {
+                quietFrames = 0
+                if age + 1 >= minimumFrames { return frame + 1 }
+            } else {
+                quietFrames += 1
+                if quietFrames >= holdFrames {
+                    // Sound shorter than the minimum take (a cough): no take.
+                    candidateFrames = nil
                     quietFrames = 0
-                } else {
-                    quietFrames += 1
-                    // The stop falls after the last quiet frame of the hold; it may be the block's end.
-                    if quietFrames >= holdFrames { return frame + 1 }
                 }
             }
-            return nil
         }
+        return nil
+    }
+
+    /// Where an open level take stops: after the hold below the release level, or at the maximum take.
+    private func levelStop(from offset: Int, frames: Int, peak: (Int) -> Float) -> Int? {
+        for frame in offset..<frames {
+            takeFrames += 1
+            if peak(frame) >= release {
+                quietFrames = 0
+            } else {
+                quietFrames += 1
+                // The stop falls after the last quiet frame of the hold; it may be the block's end.
+                if quietFrames >= holdFrames { return frame + 1 }
+            }
+            if let maximumFrames, takeFrames >= maximumFrames { return frame + 1 }
+        }
+        return nil
     }
 }

@@ -171,7 +171,7 @@ final class GeneratedDocsTests: XCTestCase {
         var named: Set<String> = []
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cell = String(line.split(separator: "|").first ?? "")
-            for match in matches(#"`(?:Sources/)?([A-Za-z]+)`"#, in: cell) { named.insert(match[1]) }
+            for match in matches(#"`(?:Sources/)?([A-Za-z][A-Za-z0-9]*)`"#, in: cell) { named.insert(match[1]) }
         }
         return named
     }

@@ -22,14 +22,17 @@ public final class MeterDisplay: @unchecked Sendable {
         public var recordingSecondsLeft: Double?
         /// Plugins' published results, one line per plugin (`FrequencyEstimator: frequency.hz 440.0`).
         public var resultLines: [String] = []
+        /// Lines shown as they are: loudness (`--loudness`) and raised alarms.
+        public var statusLines: [String] = []
         /// The keys that act on the take (`keys: m marker  r rotate`), shown on a terminal; nil for none.
         public var keys: String?
         /// Creates counters.
         public init(
             droppedFrames: Int = 0, xruns: Int = 0, skippedFrames: Int = 0, bufferedSeconds: Double = 0,
-            recordingSecondsLeft: Double? = nil, resultLines: [String] = [], keys: String? = nil
+            recordingSecondsLeft: Double? = nil, resultLines: [String] = [], statusLines: [String] = [], keys: String? = nil
         ) {
             self.keys = keys
+            self.statusLines = statusLines
             self.resultLines = resultLines
             self.recordingSecondsLeft = recordingSecondsLeft
             self.droppedFrames = droppedFrames
@@ -109,9 +112,9 @@ public final class MeterDisplay: @unchecked Sendable {
             }
             text +=
                 "xruns \(counters.xruns)  dropped \(counters.droppedFrames)  skipped \(counters.skippedFrames)  buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\u{1B}[K\n"
-            for line in counters.resultLines { text += line + "\u{1B}[K\n" }
+            for line in counters.resultLines + counters.statusLines { text += line + "\u{1B}[K\n" }
             if let keys = counters.keys { text += keys + "\u{1B}[K\n" }
-            drawnLines = snapshot.count + 1 + counters.resultLines.count + (counters.keys == nil ? 0 : 1)
+            drawnLines = snapshot.count + 1 + counters.resultLines.count + counters.statusLines.count + (counters.keys == nil ? 0 : 1)
             write(text)
         } else {
             let fields = snapshot.enumerated().map { index, levels in
@@ -120,7 +123,7 @@ public final class MeterDisplay: @unchecked Sendable {
             write(
                 "meter peak/rms dBFS: " + fields.joined(separator: "  ")
                     + "  xruns \(counters.xruns) dropped \(counters.droppedFrames) buffered \(counters.bufferedSeconds.formatted(places: 1)) s\(Self.spaceNote(counters))\n"
-                    + counters.resultLines.map { "results \($0)\n" }.joined()
+                    + counters.resultLines.map { "results \($0)\n" }.joined() + counters.statusLines.map { "\($0)\n" }.joined()
             )
         }
     }

@@ -52,10 +52,13 @@ final class LoudnessTests: XCTestCase {
                 let results = work.appendingPathComponent("sine\(Int(-level)).jsonl").path
                 let result = try JackhostBinary.run([
                     "run", "--record", take, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "4", "--programme", "1-2",
-                    "--results", results,
+                    "--results", results, "--meter",
                 ])
                 XCTAssertEqual(result.status, 0, result.stderr)
                 XCTAssertEqual(try XCTUnwrap(summaryValue(result.stdout, "1-2", "integrated"), result.stdout), level, accuracy: 0.1)
+                // The meter shows a loudness line per measurement beside its levels.
+                let meterLine = try XCTUnwrap(result.stdout.split(separator: "\n").last { $0.hasPrefix("LUFS 1-2 ") }, result.stdout)
+                XCTAssertTrue(meterLine.contains(" I \(level)") && meterLine.contains("TP \(level) dBTP"), String(meterLine))
                 // The results file's summary line carries the unrounded values.
                 let lines = try String(contentsOfFile: results, encoding: .utf8).split(separator: "\n").compactMap {
                     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

@@ -90,14 +90,17 @@ final class RunningTake {
     private static func display(
         _ meter: LevelMeter, parts: TakeParts, estimate: DiskSpaceReport.Estimate?, results: [PluginResultSource], keys: String?
     ) -> MeterDisplay {
-        MeterDisplay(meter: meter, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) { [host = parts.host] in
+        MeterDisplay(meter: meter, output: parts.reportDescriptor, plainInterval: parts.plan.meterInterval) {
+            [host = parts.host, loudness = parts.loudness, alarms = parts.alarmWatch] in
             let stats = host.statistics
-            return .init(
+            let loudnessLines: [String] = loudness?.readings.map(\.meterLine) ?? []
+            let alarmLines: [String] = alarms?.active.map { "ALARM " + $0.description } ?? []
+            let buffered = Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1)
+            return MeterDisplay.Counters(
                 droppedFrames: stats.consumers.map(\.droppedFrames).max() ?? 0, xruns: stats.xruns,
                 skippedFrames: stats.timelineGapFrames,
-                bufferedSeconds: Double(stats.consumers.map(\.bufferedFrames).max() ?? 0) / max(host.sampleRateOrDefault, 1),
-                recordingSecondsLeft: estimate?.secondsLeft,
-                resultLines: results.compactMap(\.line), keys: keys)
+                bufferedSeconds: buffered, recordingSecondsLeft: estimate?.secondsLeft,
+                resultLines: results.compactMap(\.line), statusLines: loudnessLines + alarmLines, keys: keys)
         }
     }
 

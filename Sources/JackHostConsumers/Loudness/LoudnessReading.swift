@@ -20,6 +20,18 @@ public struct LoudnessReading: Sendable, Equatable {
         "\(name): integrated \(Self.shown(integrated, "LUFS")), range \(Self.shown(range, "LU")), true peak \(Self.shown(truePeak, "dBTP"))"
     }
 
+    /// `LUFS 1-2  M -23.0  S -23.1  I -23.0  LRA 0.0 LU  TP -20.0 dBTP`: the meter's loudness line.
+    public var meterLine: String {
+        func value(_ number: Double?) -> String {
+            guard let number, number.isFinite else { return "    -" }
+            let text = "\((number * 10).rounded() / 10)"
+            return String(repeating: " ", count: max(0, 5 - text.count)) + text
+        }
+        return
+            "LUFS \(name + String(repeating: " ", count: max(0, 6 - name.count))) M \(value(momentary))  S \(value(shortTerm))  I \(value(integrated))"
+            + "  LRA \(value(range)) LU  TP \(value(truePeak)) dBTP"
+    }
+
     static func shown(_ value: Double?, _ unit: String) -> String {
         guard let value, value.isFinite else { return "- \(unit)" }
         return "\((value * 10).rounded() / 10) \(unit)"

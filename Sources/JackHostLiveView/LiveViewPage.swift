@@ -78,12 +78,15 @@ enum LiveViewPage {
         #control button{background:#0b0d10;color:var(--fg);border:1px solid #333;border-radius:4px;padding:.45em .9em;font:inherit;cursor:pointer}
         #control button#record{border-color:var(--bad)}#control input{background:#0b0d10;color:var(--fg);border:1px solid #333;border-radius:3px;padding:.4em;min-width:8em;flex:1}
         #take-state{font-weight:bold}#take-state.recording{color:var(--bad)}#control-reply{color:var(--dim)}
+        #alarms{display:none;background:var(--bad);color:#fff;font-weight:bold;padding:.5em .8em}#alarms.on{display:block}
+        #loudness-section{display:none}#loudness-section.on{display:block}#loudness-history{height:160px}
         </style></head><body>
         <header><h1>jackhost</h1><span id="server">connecting…</span><span id="clock"></span><span id="status">…</span></header>
         <section id="control" aria-label="take control"><span>take: <span id="take-state">…</span></span>
         <button id="record" type="button">● Record</button><button id="stop" type="button">■ Stop</button>
         <button id="rotate" type="button">Rotate</button><input id="marker-label" maxlength="200" placeholder="marker label" aria-label="marker label">
         <button id="marker" type="button">Marker</button><small id="control-reply"></small></section>
+        <div id="alarms" role="alert"></div>
         <main>
         <section id="levels"><h2>Levels <small>peak / RMS dBFS, tap a light to reset clips</small></h2><div id="meters"></div></section>
         <section><h2>Spectrum <select id="channel" aria-label="channel"></select> <small id="spectrum-peak"></small></h2><canvas id="spectrum" width="800" height="300"></canvas></section>
@@ -91,6 +94,7 @@ enum LiveViewPage {
         <section><h2>Counters</h2><table id="counters"></table></section>
         <section><h2>Session</h2><table id="session"></table></section>
         <section><h2>Plugin results</h2><table id="results"></table></section>
+        <section id="loudness-section"><h2>Loudness <small>EBU R128: LUFS, LU, dBTP; short-term over the last 10 minutes</small></h2><table id="loudness"></table><canvas id="loudness-history" width="800" height="240"></canvas></section>
         </main>
         <script nonce="@NONCE@">
         "use strict";
@@ -141,6 +145,20 @@ enum LiveViewPage {
           $("results").innerHTML=d.results.length?d.results.map(r=>r.values.map(v=>row(`${r.plugin} #${r.instance} ${v.name}`,`<span class="result" data-plugin="${esc(r.plugin)}" data-name="${esc(v.name)}" data-value="${v.value??""}">${esc(v.text)}</span>`+(v.unit?" "+esc(v.unit):""))).join("")).join(""):row("","none");
           if(d.control)setState(d.control.state);
           if(d.spectrum)spectrum(d.spectrum);
+          const al=$("alarms");al.className=d.alarms.length?"on":"";al.dataset.count=d.alarms.length;al.innerHTML=d.alarms.map(a=>"ALARM "+esc(a)).join("<br>");
+          if(d.loudness)loudness(d.loudness,d.loudnessHistory);
+        }
+        function loudness(ms,history){
+          $("loudness-section").className="on";
+          const v=x=>x==null?"—":x.toFixed(1);
+          $("loudness").innerHTML="<tr><th></th><th>M</th><th>S</th><th>I</th><th>LRA</th><th>TP</th></tr>"+ms.map(m=>`<tr class="lufs" data-name="${esc(m.name)}" data-integrated="${m.integrated??""}" data-true-peak="${m.truePeak??""}"><th>${esc(m.name)}</th><td class="n">${v(m.momentary)}</td><td class="n">${v(m.shortTerm)}</td><td class="n">${v(m.integrated)}</td><td class="n">${v(m.range)} LU</td><td class="n">${v(m.truePeak)} dBTP</td></tr>`).join("");
+          if(!history)return;
+          const cv=$("loudness-history"),g=cv.getContext("2d"),W=cv.width,H=cv.height,y=l=>(-l/60)*H,colors=["#3ccf6e","#4aa3ff","#f2b233","#e5484d","#b58cff","#8b95a3"];
+          g.fillStyle="#0b0d10";g.fillRect(0,0,W,H);g.strokeStyle="#2a313b";g.fillStyle="#8b95a3";g.font="18px sans-serif";
+          for(const l of[-10,-23,-30,-40,-50]){g.beginPath();g.moveTo(0,y(l));g.lineTo(W,y(l));g.stroke();g.fillText(l,3,y(l)-3)}
+          cv.dataset.points=history.map(h=>h.length).join(",");
+          history.forEach((h,i)=>{g.strokeStyle=colors[i%colors.length];g.lineWidth=2;g.beginPath();let on=false;
+            h.forEach((l,k)=>{const x=W-(h.length-1-k)*W/600;if(l==null){on=false;return}on?g.lineTo(x,y(l)):g.moveTo(x,y(l));on=true});g.stroke()});
         }
         function spectrum(sp){
           const cv=$("spectrum"),g=cv.getContext("2d"),W=cv.width,H=cv.height,raw=atob(sp.bins),n=raw.length,nyq=sp.rate/2;

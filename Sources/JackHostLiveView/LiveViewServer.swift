@@ -57,13 +57,20 @@ package final class LiveViewServer: @unchecked Sendable {
         package var secondsLeft: () -> Double?
         /// Every plugin's latest results.
         package var results: [PluginResultSource]
+        /// `--loudness`: the measurements, when asked for.
+        package var loudness: LoudnessMeter?
+        /// The alarms raised now (`--silence`, `--clip`), each in words.
+        package var alarms: () -> [String]
 
         /// What the publisher reads: `host`, the take's `recorder` (nil when not recording), the
-        /// `serverName` as given, `secondsLeft` on disk and every plugin's `results`.
+        /// `serverName` as given, `secondsLeft` on disk, every plugin's `results`, the `loudness`
+        /// measurements and the `alarms` raised.
         package init(
             host: CaptureHost, recorder: Recorder?, serverName: String?, secondsLeft: @escaping () -> Double?,
-            results: [PluginResultSource]
+            results: [PluginResultSource], loudness: LoudnessMeter? = nil, alarms: @escaping () -> [String] = { [] }
         ) {
+            self.loudness = loudness
+            self.alarms = alarms
             self.host = host
             self.recorder = recorder
             self.serverName = serverName

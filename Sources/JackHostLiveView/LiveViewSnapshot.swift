@@ -18,6 +18,7 @@ package final class LiveViewSnapshotBuilder {
     private var nextSession = 0.0
     private var levels: [ChannelLevels] = []
     private var lastCaptured = -1
+    private var nextHistory = 0.0
 
     init(sources: LiveViewServer.Sources, meter: LevelMeter, control: LiveViewControl? = nil) {
         self.sources = sources
@@ -51,6 +52,18 @@ package final class LiveViewSnapshotBuilder {
         json += ",\"take\":" + takeJSON(rate: rate)
         json += ",\"results\":[" + sources.results.map(Self.resultJSON).joined(separator: ",") + "]"
         if let control { json += ",\"control\":{\"state\":\(Self.string(control.state))}" }
+        json += ",\"alarms\":[" + sources.alarms().map(Self.string).joined(separator: ",") + "]"
+        if let loudness = sources.loudness {
+            json += ",\"loudness\":[" + loudness.readings.map(Self.loudnessJSON).joined(separator: ",") + "]"
+            // The ten-minute history once a second, not 25 times.
+            if now >= nextHistory {
+                nextHistory = now + 1
+                json +=
+                    ",\"loudnessHistory\":["
+                    + loudness.history.map { "[" + $0.map { Self.number($0 ?? .nan, places: 1) }.joined(separator: ",") + "]" }.joined(separator: ",")
+                    + "]"
+            }
+        }
         return json
     }
 
@@ -94,6 +107,13 @@ package final class LiveViewSnapshotBuilder {
         }
         return "{\"server\":\(string(serverName ?? "default")),\"rate\":\(Int(session.sampleRate)),\"period\":\(session.bufferSize),"
             + "\"latency\":\(session.inputLatencyFrames),\"inputs\":[\(inputs.joined(separator: ","))]}"
+    }
+
+    /// One loudness measurement: LUFS, LU and dBTP with two decimals, null where there is none.
+    static func loudnessJSON(_ reading: LoudnessReading) -> String {
+        let value = { (reading: Double?) in Self.number(reading ?? .nan, places: 2) }
+        return "{\"name\":\(string(reading.name)),\"momentary\":\(value(reading.momentary)),\"shortTerm\":\(value(reading.shortTerm)),"
+            + "\"integrated\":\(value(reading.integrated)),\"range\":\(value(reading.range)),\"truePeak\":\(value(reading.truePeak))}"
     }
 
     /// `[peak dB, rms dB, clips, overall peak dB, overall rms dB]`; silence is null.

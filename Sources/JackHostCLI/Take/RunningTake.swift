@@ -137,7 +137,8 @@ final class RunningTake {
         try liveView.start(
             sources: .init(
                 host: host, recorder: recorder, serverName: parts.serverName,
-                secondsLeft: { estimate?.secondsLeft }, results: resultSources))
+                secondsLeft: { estimate?.secondsLeft }, results: resultSources, loudness: parts.loudness,
+                alarms: { alarmWatch?.active.map { $0.description } ?? [] }))
         if !plan.quiet { printNote("live view at \(liveView.url)") }
     }
 

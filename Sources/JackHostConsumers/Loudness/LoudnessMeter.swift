@@ -21,7 +21,12 @@ public final class LoudnessMeter: DeferredAudioConsumer, @unchecked Sendable {
     private var scratch: [Float] = []
     private var framesSincePublish = 0
     private var publishEvery = 4800
+    private var publishes = 0
     private let published = Mutex<[LoudnessReading]>([])
+    /// Each measurement's short-term loudness once a second of audio, the last ten minutes.
+    private let shortTermHistory = Mutex<[[Double?]]>([])
+    /// Entries ``history`` keeps: ten minutes at one a second.
+    public static let historyLength = 600
 
     /// Measures each input (when `perInput`) and each of `programmes`.
     public init(programmes: [LoudnessProgramme] = [], perInput: Bool = true) {
@@ -31,6 +36,10 @@ public final class LoudnessMeter: DeferredAudioConsumer, @unchecked Sendable {
 
     /// The latest values, inputs first, then programmes in the order given; any thread.
     public var readings: [LoudnessReading] { published.withLock { $0 } }
+
+    /// Each measurement's short-term loudness (LUFS, nil when not measurable) once a second of
+    /// audio over the last ten minutes, oldest first, in the order of ``readings``; any thread.
+    public var history: [[Double?]] { shortTermHistory.withLock { $0 } }
 
     /// Makes one libebur128 state per measurement for `format`; refuses a programme that names
     /// inputs beyond its channels.
@@ -48,6 +57,8 @@ public final class LoudnessMeter: DeferredAudioConsumer, @unchecked Sendable {
         }
         publishEvery = max(1, Int(format.sampleRate / 10))
         framesSincePublish = 0
+        publishes = 0
+        shortTermHistory.withLock { $0 = Array(repeating: [], count: measurements.count) }
         publish()
     }
 
@@ -84,5 +95,13 @@ public final class LoudnessMeter: DeferredAudioConsumer, @unchecked Sendable {
     private func publish() {
         let values = measurements.map { $0.state.reading(named: $0.programme.name) }
         published.withLock { $0 = values }
+        publishes += 1
+        guard publishes % 10 == 0 else { return }
+        shortTermHistory.withLock { history in
+            for index in history.indices where index < values.count {
+                history[index].append(values[index].shortTerm)
+                if history[index].count > Self.historyLength { history[index].removeFirst(history[index].count - Self.historyLength) }
+            }
+        }
     }
 }

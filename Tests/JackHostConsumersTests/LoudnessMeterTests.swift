@@ -53,6 +53,49 @@ final class LoudnessMeterTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(integrated(surround, "1-6")), -26.01 + 10 * log10(1.41), accuracy: 0.05)
     }
 
+    /// EBU Tech 3341's gating cases, stereo 1 kHz sines in segments (dBFS, seconds): the
+    /// relative gate leaves out the quieter parts (case 3), the absolute gate the silence-like
+    /// ones (case 4), and case 5's alternation averages to -23.0 LUFS.
+    func testTech3341GatingCases() throws {
+        let cases: [(String, [(Double, Double)])] = [
+            ("case 3", [(-36, 10), (-23, 60), (-36, 10)]),
+            ("case 4", [(-72, 10), (-36, 10), (-23, 60), (-36, 10), (-72, 10)]),
+            ("case 5", [(-26, 20), (-20, 20.1), (-26, 20)]),
+        ]
+        for (name, segments) in cases {
+            let meter = LoudnessMeter(programmes: [try LoudnessProgramme(parsing: "1-2")], perInput: false)
+            try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+            var start = 0
+            for (level, seconds) in segments {
+                let amplitude = pow(10, level / 20)
+                let end = start + Int(seconds * 48000)
+                while start < end {
+                    let count = min(1024, end - start)
+                    let samples = (0..<count).map { Float(amplitude * sin(2 * Double.pi * 1000 * Double(start + $0) / 48000)) }
+                    withBlock([samples, samples]) { meter.consume($0) }
+                    start += count
+                }
+            }
+            meter.finish()
+            XCTAssertEqual(try XCTUnwrap(integrated(meter, "1-2"), name), -23, accuracy: 0.1, name)
+        }
+    }
+
+    /// Tech 3341's true-peak idea: a sine at a quarter of the rate whose samples all fall 3 dB
+    /// under its crest (phase 45 degrees). Crest -6 dBFS: true peak -6.0 dBTP within 0.2 dB,
+    /// where the sample peak would say -9.0.
+    func testTruePeakOfAnInterSamplePeak() throws {
+        let meter = LoudnessMeter(perInput: true)
+        try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        let crest = pow(10, -6.0 / 20)
+        for block in 0..<(48000 / 256) {
+            let samples = (0..<256).map { Float(crest * sin(2 * Double.pi * 12000 * Double(block * 256 + $0) / 48000 + Double.pi / 4)) }
+            withBlock([samples]) { meter.consume($0) }
+        }
+        meter.finish()
+        XCTAssertEqual(try XCTUnwrap(meter.readings.first?.truePeak), -6, accuracy: 0.2)
+    }
+
     func testAProgrammeBeyondTheInputsIsRefusedAtPrepare() throws {
         let meter = LoudnessMeter(programmes: [try LoudnessProgramme(parsing: "3-4")])
         XCTAssertThrowsError(try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))) {

@@ -21,9 +21,10 @@ final class LoudnessTests: XCTestCase {
         let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/python").path
         let script = """
-            import sys, pyloudnorm, scipy.io.wavfile
+            import sys, numpy, pyloudnorm, scipy.io.wavfile
             rate, data = scipy.io.wavfile.read(sys.argv[1])
-            print(pyloudnorm.Meter(rate).integrated_loudness(data.astype("float64")))
+            scale = float(numpy.iinfo(data.dtype).max) + 1 if data.dtype.kind == "i" else 1.0
+            print(pyloudnorm.Meter(rate).integrated_loudness(data.astype("float64") / scale))
             """
         let result = try JACKFixture.run("/usr/bin/python3", ["-c", script, file], timeout: 60, environment: ["PYTHONPATH": library])
         XCTAssertEqual(result.status, 0, "pyloudnorm (scripts/setup installs it into .build/python): \(result.stderr)")
@@ -78,6 +79,70 @@ final class LoudnessTests: XCTestCase {
                 reliabilityFigures("loudness, 1 kHz stereo sine at \(level) dBFS", "jackhost \(programme) LUFS, pyloudnorm \(independent) LUFS")
             }
         }
+    }
+
+    /// `--sidecar` with `--loudness`: each segment's sidecar has the segment's loudness and the
+    /// take's so far. The level drops 10 dB mid-take; pyloudnorm on each segment file, and on
+    /// the files up to it joined, agrees within 0.1 LU.
+    func testSidecarsCarryEachSegmentsLoudnessAndTheTakesSoFar() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(
+                name: "jhgen", server: server.name, channels: 2, signal: .sine(frequency: 1000, amplitude: Float(pow(10, -23.0 / 20))))
+            defer { generator.stop() }
+            let take = work.appendingPathComponent("log.wav").path
+            let child = try RunningJackhost(
+                arguments: [
+                    "record", take, "-s", server.name, "--connect", "jhgen:out_.*", "-d", "6", "--split", "2s", "--sidecar", "--programme", "1-2",
+                    "-b", "s24", "--no-meter",
+                ], directory: work)
+            usleep(3_000_000)
+            generator.gain = Float(pow(10, -10.0 / 20))
+            XCTAssertEqual(child.wait(), 0, child.stderr)
+            let files = (1...3).map { Recorder_numbered(take, $0) }
+            var joined: [[Float]] = [[], []]
+            for (index, file) in files.enumerated() {
+                let sidecar = try XCTUnwrap(
+                    JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file + ".json"))) as? [String: Any], file)
+                let loudness = try XCTUnwrap(sidecar["loudness"] as? [String: Any], "\(sidecar)")
+                func integrated(_ part: String) throws -> Double {
+                    let entries = try XCTUnwrap(loudness[part] as? [[String: Any]], "\(loudness)")
+                    return try XCTUnwrap(entries.first { $0["name"] as? String == "1-2" }?["integrated"] as? Double, "\(entries)")
+                }
+                let channels = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(file)).channels
+                for c in 0..<2 { joined[c] += channels[c] }
+                let joinedFile = work.appendingPathComponent("joined-\(index).wav").path
+                try Self.writeFloatWAV(joined, to: joinedFile)
+                XCTAssertEqual(try integrated("segment"), try pyloudnorm(file), accuracy: 0.1, "segment \(index + 1)")
+                XCTAssertEqual(try integrated("take"), try pyloudnorm(joinedFile), accuracy: 0.1, "the take up to segment \(index + 1)")
+            }
+            XCTAssertEqual(try pyloudnorm(files[0]), -23, accuracy: 0.1)
+            XCTAssertEqual(try pyloudnorm(files[2]), -33, accuracy: 0.1)
+        }
+    }
+
+    private func Recorder_numbered(_ path: String, _ index: Int) -> String {
+        path.replacingOccurrences(of: ".wav", with: String(format: "-%04d.wav", index))
+    }
+
+    /// A 32-bit float WAV of planar `channels`, by hand (for pyloudnorm; scipy reads it).
+    private static func writeFloatWAV(_ channels: [[Float]], to path: String) throws {
+        let frames = channels[0].count, count = channels.count
+        var data = Data()
+        func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(36 + frames * count * 4).littleEndian)
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16).littleEndian)
+        append(UInt16(3).littleEndian)
+        append(UInt16(count).littleEndian)
+        append(UInt32(48000).littleEndian)
+        append(UInt32(48000 * count * 4).littleEndian)
+        append(UInt16(count * 4).littleEndian)
+        append(UInt16(32).littleEndian)
+        data.append(contentsOf: Array("data".utf8))
+        append(UInt32(frames * count * 4).littleEndian)
+        for frame in 0..<frames { for c in 0..<count { append(channels[c][frame].bitPattern.littleEndian) } }
+        try data.write(to: URL(fileURLWithPath: path))
     }
 
     func testProgrammeValuesAreCheckedBeforeJACK() throws {

@@ -96,6 +96,35 @@ final class LoudnessMeterTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(meter.readings.first?.truePeak), -6, accuracy: 0.2)
     }
 
+    /// A recorder with a sidecar and `loudness`: the sidecar's values, from the very frames it
+    /// wrote, in 16-bit, 24-bit (in 32-bit words) and float files alike.
+    func testTheSidecarCarriesTheLoudnessOfWhatWasWrittenInEveryFormat() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sidecar-loudness-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for format in [SampleFormat.int16, .int24, .float32] {
+            let path = directory.appendingPathComponent("take-\(format.name).wav").path
+            var settings = Recorder.Settings(sampleFormat: format, sidecar: true, syncSeconds: nil)
+            settings.loudness = []
+            let recorder = Recorder(path: path, settings: settings)
+            try recorder.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let amplitude = pow(10, -23.0 / 20)
+            for block in 0..<(2 * 48000 / 256) {
+                let samples = (0..<256).map { Float(amplitude * sin(2 * Double.pi * 1000 * Double(block * 256 + $0) / 48000)) }
+                withBlock([samples]) { recorder.consume($0) }
+            }
+            recorder.finish()
+            let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + ".json"))) as? [String: Any]
+            let loudness = try XCTUnwrap(sidecar?["loudness"] as? [String: Any], "\(format)")
+            for part in ["segment", "take"] {
+                let entry = try XCTUnwrap((loudness[part] as? [[String: Any]])?.first, "\(loudness)")
+                XCTAssertEqual(entry["name"] as? String, "in_1")
+                XCTAssertEqual(try XCTUnwrap(entry["integrated"] as? Double), -26.01, accuracy: 0.05, "\(format) \(part)")
+                XCTAssertEqual(try XCTUnwrap(entry["truePeak"] as? Double), -23, accuracy: 0.2, "\(format) \(part)")
+            }
+        }
+    }
+
     func testAProgrammeBeyondTheInputsIsRefusedAtPrepare() throws {
         let meter = LoudnessMeter(programmes: [try LoudnessProgramme(parsing: "3-4")])
         XCTAssertThrowsError(try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 2))) {

@@ -129,6 +129,8 @@ final class TakeParts {
             syncSeconds: plan.syncSeconds > 0 ? plan.syncSeconds : nil, minimumFreeBytes: plan.minimumFreeBytes,
             quality: plan.quality)
         if let hooks { settings.onFileEvent = { hooks.handle($0) } }
+        // With --loudness, each sidecar carries its segment's loudness and the take's so far.
+        settings.loudness = plan.loudness?.programmes
         return Recorder(name: name, settings: plan.takeOptions.settings(adding: settings, host: host, name: name))
     }
 

@@ -6,6 +6,8 @@ import Glibc
 final class LoudnessState {
     private var state: UnsafeMutablePointer<ebur128_state>?
     let channelCount: Int
+    /// The channels that count (true peak is read for these only).
+    private(set) var usedChannels: [Int]
 
     /// What a state measures.
     enum Mode {
@@ -24,17 +26,48 @@ final class LoudnessState {
         }
     }
 
+    /// A state over `channelCount` interleaved channels of which only `programme`'s count,
+    /// weighted by its layout (the others unused): a programme measured straight from a file's
+    /// interleaved frames. Nil when libebur128 refuses.
+    init?(programme: LoudnessProgramme, of channelCount: Int, sampleRate: Double) {
+        self.channelCount = channelCount
+        usedChannels = programme.channels
+        guard let state = ebur128_init(UInt32(channelCount), UInt(sampleRate.rounded()), Mode.loudness.flags) else { return nil }
+        self.state = state
+        let weights = Self.weights(programme.layout)
+        for index in 0..<channelCount {
+            let weight = programme.channels.firstIndex(of: index).map { weights[$0] } ?? EBUR128_UNUSED
+            ebur128_set_channel(state, UInt32(index), Int32(weight.rawValue))
+        }
+    }
+
+    private static func weights(_ layout: LoudnessProgramme.Layout) -> [channel] {
+        switch layout {
+        case .mono: [EBUR128_LEFT]
+        case .stereo: [EBUR128_LEFT, EBUR128_RIGHT]
+        case .surround51: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
+        }
+    }
+
+    /// Adds `frames` interleaved 16-bit frames.
+    func add(int16 samples: UnsafePointer<Int16>, frames: Int) {
+        guard let state, frames > 0 else { return }
+        ebur128_add_frames_short(state, samples, frames)
+    }
+
+    /// Adds `frames` interleaved 32-bit integer frames (24-bit samples left-justified too).
+    func add(int32 samples: UnsafePointer<Int32>, frames: Int) {
+        guard let state, frames > 0 else { return }
+        ebur128_add_frames_int(state, samples, frames)
+    }
+
     /// Nil when libebur128 refuses the rate or runs out of memory.
     init?(layout: LoudnessProgramme.Layout, sampleRate: Double, mode: Mode = .loudness) {
         channelCount = layout.channelCount
+        usedChannels = Array(0..<layout.channelCount)
         guard let state = ebur128_init(UInt32(channelCount), UInt(sampleRate.rounded()), mode.flags) else { return nil }
         self.state = state
-        let weights: [channel] =
-            switch layout {
-            case .mono: [EBUR128_LEFT]
-            case .stereo: [EBUR128_LEFT, EBUR128_RIGHT]
-            case .surround51: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
-            }
+        let weights = Self.weights(layout)
         for (index, weight) in weights.enumerated() { ebur128_set_channel(state, UInt32(index), Int32(weight.rawValue)) }
     }
 
@@ -51,7 +84,7 @@ final class LoudnessState {
     func lastTruePeak() -> Double {
         guard let state else { return 0 }
         var peak = 0.0
-        for channel in 0..<channelCount {
+        for channel in usedChannels {
             var out = 0.0
             if ebur128_prev_true_peak(state, UInt32(channel), &out) == EBUR128_SUCCESS.rawValue { peak = max(peak, out) }
         }
@@ -66,7 +99,7 @@ final class LoudnessState {
             return call(state, &out) == EBUR128_SUCCESS.rawValue && out.isFinite ? out : nil
         }
         var peak = 0.0
-        for channel in 0..<channelCount {
+        for channel in usedChannels {
             var out = 0.0
             if ebur128_true_peak(state, UInt32(channel), &out) == EBUR128_SUCCESS.rawValue { peak = max(peak, out) }
         }

@@ -116,6 +116,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private var segmentEnd: Int64 = .max
     /// The open segment's sidecar, rewritten complete at close.
     private var sidecarState: (path: String, sidecar: TakeSidecar)?
+    /// The loudness the sidecars carry (``Settings/loudness``), fed what is written.
+    private var segmentLoudness: SegmentLoudness?
     /// The segment that a split just closed, for the `rotated` event.
     private var rotatedFrom: [String] = []
     private var gate: TriggerGate?
@@ -221,6 +223,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             settings: TakeWriter.Settings(
                 container: container, encoding: encoding, subtype: container.subtype(for: sampleFormat) ?? 0,
                 sampleFormat: sampleFormat, quality: quality, syncSeconds: syncSeconds))
+        segmentLoudness =
+            settings.sidecar ? settings.loudness.map { SegmentLoudness(programmes: $0, format: format, encoding: encoding) } : nil
         if let trigger {
             gate = TriggerGate(trigger: trigger, sampleRate: format.sampleRate, shape: settings.levelShape)
             // With --min-take, a take is opened that long after its first loud frame: the buffer
@@ -414,6 +418,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Opens a triggered take whose live part starts at `position`, and writes its pre-roll first.
     private func startTake(at position: Int64) {
         takes.add(1, ordering: .relaxed)
+        segmentLoudness?.startTake()
         guard let preRoll, preRoll.frameCount > 0 else { return }
         var cursor = position - Int64(preRoll.frameCount)
         let dropped = preRoll.droppedFrames
@@ -448,6 +453,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             let count = min(frames - done, room)
             placeMarkers(before: writePosition + Int64(count), in: writer)
             let result = writer.write(bytes + done * encoding.bytesPerSample * format.channelCount, frames: count)
+            segmentLoudness?.add(bytes + done * encoding.bytesPerSample * format.channelCount, frames: result.written)
             written.add(result.written, ordering: .relaxed)
             writePosition += Int64(result.written)
             if let reason = result.failure {
@@ -603,6 +609,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         let paths = created.map(\.path)
         lock.withLock { _ in createdFiles += paths }
         let removed = sweepOldSegments(protecting: paths)
+        segmentLoudness?.startSegment()
         if sidecar && basePath != "-" {
             let sidecarPath = TakeSidecar.path(forSegment: basePath)
             let state = TakeSidecar(
@@ -674,6 +681,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             complete.frames = summaries.first?.frames ?? 0
             complete.complete = true
             complete.losses = TakeSidecar.Losses(xruns: writer.xruns, droppedFrames: writer.droppedFrames)
+            complete.loudness = segmentLoudness.map { TakeSidecar.Loudness($0.values()) }
             if !writer.markerProblems.isEmpty {
                 for index in complete.markers.indices { complete.markers[index].inFile = false }
             }

@@ -44,6 +44,9 @@ extension Recorder {
         public var preRollSeconds: Double
         /// A level trigger's release level and take lengths (`--release`, `--min-take`, `--max-take`).
         public var levelShape = LevelShape()
+        /// With a ``sidecar``: the loudness each sidecar carries, of its segment and of the take so
+        /// far, for these programmes (each input when empty); nil for none (`--loudness`).
+        public var loudness: [LoudnessProgramme]?
         /// Removes the recorder's own old segments after each new one opens (`--keep`).
         public var retention: SegmentRetention?
         /// Seconds of audio between `fdatasync` calls (data and header reach stable storage); nil

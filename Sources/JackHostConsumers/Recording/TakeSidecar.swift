@@ -60,6 +60,19 @@ struct TakeSidecar: Codable {
     var removedByRetention: [String]?
     /// The segment's markers, in order.
     var markers: [Marker] = []
+    /// With `--loudness`: this segment's loudness and the take's so far, per measurement.
+    var loudness: Loudness?
+
+    /// EBU R128 values of the segment and of the take up to its end.
+    struct Loudness: Codable {
+        var segment: [SegmentLoudness.Entry]
+        var take: [SegmentLoudness.Entry]
+
+        init(_ values: (segment: [SegmentLoudness.Entry], take: [SegmentLoudness.Entry])) {
+            segment = values.segment
+            take = values.take
+        }
+    }
 
     /// `take.wav` → `take.wav.json`.
     static func path(forSegment basePath: String) -> String { basePath + ".json" }

@@ -25,6 +25,12 @@ final class SystemdNotifierTests: XCTestCase {
         XCTAssertEqual(
             SystemdNotifier.statusLine(peaks: [0.5], progress: progress(recorded: 48000 * 3600, waiting: true)),
             "waiting for the JACK server to return | 172800000 frames recorded (1:00:00), xruns 0, dropped 0")
+        // A raised alarm leads the line, while the rest stays as it is.
+        var alarmed = progress(recorded: 96000)
+        alarmed.alarms = ["dead air on 1-2 (below -50.0 dBFS for 30.0 s)"]
+        XCTAssertEqual(
+            SystemdNotifier.statusLine(peaks: [0.5], progress: alarmed),
+            "ALARM dead air on 1-2 (below -50.0 dBFS for 30.0 s) | peak dBFS -6.0 | 96000 frames recorded (0:00:02), xruns 0, dropped 0")
         // Many channels: the first 16, then the loudest of the rest.
         let many = SystemdNotifier.statusLine(peaks: Array(repeating: 0.1, count: 16) + [0.01, 0.5, 0], progress: progress())
         XCTAssertTrue(

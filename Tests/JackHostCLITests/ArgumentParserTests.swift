@@ -1,3 +1,5 @@
+import JackHost
+import JackHostConsumers
 import XCTest
 
 @testable import JackHostCLI
@@ -150,6 +152,43 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(keep("0m"), "--keep 0m is out of range; \(accepted)")
         XCTAssertEqual(keep("7y"), "--keep 7y is not an age; \(accepted)")
         XCTAssertEqual(keep("-7d"), "--keep -7d is not an age; \(accepted)")
+    }
+
+    /// `--utc` (record and run) names and aligns in UTC, and reaches the recorder's settings and
+    /// its retention; where it would change nothing (an exact name without `--align`) it is one
+    /// line of refusal, as is a date-folder template whose level would leave its tree.
+    func testUTCNamesAndAlignsALogAndIsRefusedWhereItChangesNothing() throws {
+        let folder = NSTemporaryDirectory()
+        func plan(_ command: String, _ arguments: [String]) throws -> CapturePlan {
+            try CapturePlan(
+                command: command,
+                parsed: parseArguments(arguments, options: command == "run" ? CommandTables.run : CommandTables.record, command: command))
+        }
+        func message(_ command: String, _ arguments: [String]) -> String {
+            do { return "accepted \(try plan(command, arguments).takeOptions.timeZone)" } catch {
+                return (error as? UsageError)?.message ?? "\(error)"
+            }
+        }
+        let template = folder + "/%Y/%m/%d/%H%M.wav"
+        let logged = try plan("record", [template, "--split", "1h", "--align", "--utc", "--keep", "7d"])
+        XCTAssertEqual(logged.takeOptions.timeZone, .utc)
+        XCTAssertEqual(try plan("record", [template, "--split", "1h"]).takeOptions.timeZone, .local, "local time without --utc")
+        XCTAssertEqual(message("run", ["--record", template, "--utc"]), "accepted utc")
+        XCTAssertEqual(message("record", ["--utc"]), "accepted utc", "an automatic name is a time stamp too")
+        XCTAssertEqual(message("record", [folder + "/take.wav", "--split", "1h", "--align", "--utc"]), "accepted utc")
+        let settings = logged.takeOptions.settings(
+            adding: Recorder.Settings(), host: CaptureHost(configuration: .init()), name: .template(template))
+        XCTAssertEqual(settings.timeZone, .utc)
+        XCTAssertEqual(settings.retention?.timeZone, .utc)
+        XCTAssertEqual(
+            message("record", [folder + "/take.wav", "--utc"]),
+            "--utc names and aligns a log in UTC; give FILE as a template such as '%Y/%m/%d/%H%M%S.wav', leave FILE out, or add --split DURATION --align"
+        )
+        XCTAssertEqual(message("run", ["--meter", "--utc"]), "--utc applies to --record FILE; add --record or leave it out")
+        XCTAssertEqual(
+            message("record", [folder + "/%Y/../%m%d.wav"]),
+            "cannot use the name template \(folder)/%Y/../%m%d.wav: a directory named .. after a field would leave the log's tree; name every level")
+        XCTAssertTrue(CommandTables.record.contains { $0.long == "utc" } && CommandTables.run.contains { $0.long == "utc" })
     }
 
     /// An extension that names no format is quoted back as the user wrote it, case and all.

@@ -181,7 +181,11 @@ final class TakeFilesTests: XCTestCase {
         let cases = [
             ("log-%Z.wav", "%Z is not a supported field; use %Y %m %d %H %M %S %j %y or %%"),
             ("log-%Y%.wav", "ends with a lone %"),
-            ("%Y/log-%m.wav", "in the file name only, not in its directory"),
+            ("logs/%Y/../log-%m.wav", "a directory named .. after a field would leave the log's tree"),
+            ("logs/%Y/./log-%m.wav", "a directory named . after a field would leave the log's tree"),
+            ("logs/%Y//log-%m.wav", "an empty directory name (//) after a field"),
+            ("logs/%Q/log-%m.wav", "%Q is not a supported field"),
+            ("logs/100%/log-%m.wav", "ends with a lone %"),
             ("log-%Y.%m", "put the fields before the extension"),
             ("logs/", "has no file name"),
         ]

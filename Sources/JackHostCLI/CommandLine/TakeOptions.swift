@@ -13,6 +13,8 @@ struct TakeOptions {
     var markXruns = false
     var broadcastWave = true
     var alignSplits = false
+    /// `--utc`: names, aligned splits and retention in UTC instead of local time.
+    var timeZone = TakeTimeZone.local
     var keepSeconds: Double?
     var trigger: TakeTrigger?
     var preRollSeconds = 0.0
@@ -37,7 +39,14 @@ struct TakeOptions {
             help: "place a marker (cue point and sidecar) at every xrun and every run of dropped frames in a take, as Ardour's xrun markers"),
         OptionSpec("no-bext", help: "leave out the Broadcast Wave bext chunk (time reference) that WAV, RF64 and W64 files carry"),
         OptionSpec("align", help: "with --split DURATION: start files on wall-clock multiples of it (14:00:00, 15:00:00 for 1h)"),
-        OptionSpec("keep", value: "AGE", help: "remove this logger's own segments older than AGE (90m, 12h, 7d, 2w); needs a dated name"),
+        OptionSpec(
+            "utc",
+            help:
+                "expand name templates and automatic names in UTC, and --align on UTC multiples, so a log never jumps at daylight saving (bext stays local)"
+        ),
+        OptionSpec(
+            "keep", value: "AGE",
+            help: "remove this logger's own segments older than AGE (90m, 12h, 7d, 2w), and the empty date folders it made; needs a dated name"),
         OptionSpec("pre-roll", value: "SECONDS", help: "start each triggered take this long before its trigger, 0 to 600 (default: 0)"),
         OptionSpec("transport", help: "record a take while JACK transport rolls"),
         OptionSpec("freewheel", help: "record a take while the server freewheels"),
@@ -81,31 +90,7 @@ struct TakeOptions {
             guard names.count <= 1024 else { throw UsageError("--channel-names gives \(names.count) names; at most 1024 inputs") }
             channelNames = names
         }
-        if parsed.has("align") {
-            guard case .seconds(let seconds)? = split else {
-                throw UsageError("--align needs --split DURATION (for example --split 1h --align)")
-            }
-            guard seconds >= 1, seconds == seconds.rounded(), 86_400.0.truncatingRemainder(dividingBy: seconds) == 0 else {
-                throw UsageError("--align needs a --split duration that divides a day into whole seconds (1s, 15m, 1h, 6h, 24h, ...)")
-            }
-            alignSplits = true
-        }
-        if let text = parsed.value("keep") {
-            guard let seconds = SegmentRetention.parseKeep(text) else {
-                let problem = Self.isAgeShaped(text) ? "is out of range" : "is not an age"
-                throw UsageError("--keep \(ValueParsing.shown(text)) \(problem); \(SegmentRetention.acceptedKeep)")
-            }
-            guard case .template(let template) = name else {
-                // Without FILE the takes go to the current directory, where earlier runs' takes
-                // (and anything named like them) live: retention there would put them at risk.
-                throw UsageError(
-                    "--keep removes a logger's own dated segments; give FILE as a date template such as 'log-%Y%m%d-%H%M%S.wav' (in a folder of its own)"
-                )
-            }
-            do { try SegmentRetention.validate(template: template) } catch { throw UsageError(error.description) }
-            if let reason = SegmentRetention.checkMarks(template: template) { throw UsageError(reason) }
-            keepSeconds = seconds
-        }
+        try readLogOptions(parsed, name: name, split: split)
         var triggers: [TakeTrigger] = []
         if parsed.has("transport") { triggers.append(.transport) }
         if parsed.has("freewheel") { triggers.append(.freewheel) }
@@ -155,6 +140,43 @@ struct TakeOptions {
             shape.maxTakeSeconds = maximum
         }
         return shape
+    }
+
+    /// `--align`, `--utc` and `--keep`: the options of a log in aligned, dated and retained segments.
+    private mutating func readLogOptions(_ parsed: ParsedArguments, name: TakeFiles.TakeName, split: SplitLimit?) throws(UsageError) {
+        if parsed.has("align") {
+            guard case .seconds(let seconds)? = split else {
+                throw UsageError("--align needs --split DURATION (for example --split 1h --align)")
+            }
+            guard seconds >= 1, seconds == seconds.rounded(), 86_400.0.truncatingRemainder(dividingBy: seconds) == 0 else {
+                throw UsageError("--align needs a --split duration that divides a day into whole seconds (1s, 15m, 1h, 6h, 24h, ...)")
+            }
+            alignSplits = true
+        }
+        if parsed.has("utc") {
+            if case .exact = name, !alignSplits {
+                throw UsageError(
+                    "--utc names and aligns a log in UTC; give FILE as a template such as '%Y/%m/%d/%H%M%S.wav', leave FILE out, or add --split DURATION --align"
+                )
+            }
+            timeZone = .utc
+        }
+        if let text = parsed.value("keep") {
+            guard let seconds = SegmentRetention.parseKeep(text) else {
+                let problem = Self.isAgeShaped(text) ? "is out of range" : "is not an age"
+                throw UsageError("--keep \(ValueParsing.shown(text)) \(problem); \(SegmentRetention.acceptedKeep)")
+            }
+            guard case .template(let template) = name else {
+                // Without FILE the takes go to the current directory, where earlier runs' takes
+                // (and anything named like them) live: retention there would put them at risk.
+                throw UsageError(
+                    "--keep removes a logger's own dated segments; give FILE as a date template such as 'log-%Y%m%d-%H%M%S.wav' (in a folder of its own)"
+                )
+            }
+            do { try SegmentRetention.validate(template: template) } catch { throw UsageError(error.description) }
+            if let reason = SegmentRetention.checkMarks(template: template) { throw UsageError(reason) }
+            keepSeconds = seconds
+        }
     }
 
     /// Whether `text` is written as a `--keep` age (an unsigned plain decimal and one of the
@@ -208,11 +230,12 @@ struct TakeOptions {
         settings.markXruns = markXruns
         settings.broadcastWave = broadcastWave
         settings.alignSplits = alignSplits
+        settings.timeZone = timeZone
         settings.trigger = trigger
         settings.preRollSeconds = preRollSeconds
         settings.levelShape = levelShape
         if let keepSeconds, let template = name.retentionTemplate {
-            settings.retention = SegmentRetention(template: template, keepSeconds: keepSeconds)
+            settings.retention = SegmentRetention(template: template, keepSeconds: keepSeconds, timeZone: timeZone)
         }
         // The channel files' names are decided once the inputs are wired (CaptureSession), or now.
         if channelFiles { settings.channelPlan = ChannelFilePlan(given: channelNames) }

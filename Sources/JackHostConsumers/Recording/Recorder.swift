@@ -22,7 +22,10 @@ import Synchronization
 /// - No file is ever overwritten unless asked (see ``TakeFiles``): an existing take, segment
 ///   or link is refused before the run and again, atomically, when the file is created.
 /// - With a ``SplitLimit``, takes are named `NAME-0001.ext`, `NAME-0002.ext`, … and split at
-///   the exact frame; with ``alignSplits``, on wall-clock boundaries (14:00:00, 15:00:00, …).
+///   the exact frame; with ``alignSplits``, on wall-clock boundaries (14:00:00, 15:00:00, …),
+///   local or UTC (``Settings/timeZone``).
+/// - A name template may put segments in date folders (`/srv/log/%Y/%m/%d/%H%M.wav`), made as
+///   segments need them; with ``retention``, old segments and the empty folders jackhost made go.
 /// - With ``channelFiles``, each segment is one mono file per input, all starting on the same
 ///   frame and finalised together.
 /// - With a ``trigger``, files are written only while a take runs, and each take starts
@@ -53,7 +56,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     public var framesLostToErrors: Int { lostToErrors.load(ordering: .relaxed) }
     /// Old segments `--keep` has removed so far.
     public var filesRemovedByRetention: Int { removedCount.load(ordering: .relaxed) }
-    /// One line for each old segment `--keep` removed since the last call, oldest first.
+    /// One line for each old segment, and each empty date folder, `--keep` removed since the last
+    /// call, oldest first.
     public func takeRemovals() -> [String] {
         lock.withLock { _ in
             defer { pendingRemovals.removeAll() }
@@ -177,9 +181,15 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     /// Describes a recording named by `name` (an exact path, or a template or automatic name
     /// that ``TakeFiles`` fills in) whose takes `settings` shape.
     public init(name: TakeFiles.TakeName, settings: Settings = Settings()) {
+        var settings = settings
+        // Retention reads names in the zone they are written in.
+        settings.retention = settings.retention.map {
+            SegmentRetention(template: $0.template, keepSeconds: $0.keepSeconds, timeZone: settings.timeZone)
+        }
         self.settings = settings
         // Split segments and triggered takes are numbered from the first.
-        self.takeFiles = TakeFiles(name: name, numbersEveryFile: settings.numbersEveryFile, overwrite: settings.overwrite)
+        self.takeFiles = TakeFiles(
+            name: name, numbersEveryFile: settings.numbersEveryFile, overwrite: settings.overwrite, timeZone: settings.timeZone)
     }
 
     deinit {
@@ -311,7 +321,8 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
             // cycle time (0, as from a test or a file) has none, and counts from now.
             let jackNow = block.timestamp.microseconds == 0 ? 0 : CycleClock.microseconds
             timeline = TakeTimeline(
-                anchor: block.timestamp, sampleRate: format.sampleRate, realtimeNow: TakeTimeline.realtimeNow(), jackNow: jackNow)
+                anchor: block.timestamp, sampleRate: format.sampleRate, realtimeNow: TakeTimeline.realtimeNow(), jackNow: jackNow,
+                timeZone: settings.timeZone)
             nextPosition = timeline!.anchorPosition + Int64(block.droppedFramesBefore)
         }
         let dropped = block.droppedFramesBefore
@@ -608,7 +619,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         }
         let paths = created.map(\.path)
         lock.withLock { _ in createdFiles += paths }
-        let removed = sweepOldSegments(protecting: paths)
+        let removed = sweepOldSegments(protecting: paths, segmentTime: time_t(wallClock.rounded(.down)))
         segmentLoudness?.startSegment()
         if sidecar && basePath != "-" {
             let sidecarPath = TakeSidecar.path(forSegment: basePath)
@@ -628,16 +639,24 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
         rotatedFrom = []
     }
 
-    /// `--keep`: removes this template's old segments that their marks prove jackhost wrote,
-    /// each reported with one line, and returns them.
-    private func sweepOldSegments(protecting paths: [String]) -> [String] {
+    /// `--keep`: removes this template's old segments that their marks prove jackhost wrote, and
+    /// the empty date folders it made, each reported with one line, and returns the files.
+    ///
+    /// Age is judged from the later of the system clock and `segmentTime`, the first sample of the
+    /// segment that opens: in real time that is the system clock, exactly as before; a render in
+    /// freewheel runs the log's own clock ahead of it, and its segments are judged on that clock,
+    /// the one that named them.
+    private func sweepOldSegments(protecting paths: [String], segmentTime: time_t) -> [String] {
         guard let retention else { return [] }
-        let swept = retention.sweep(now: time(nil), protecting: Set(paths))
+        let swept = retention.sweep(now: max(time(nil), segmentTime), protecting: Set(paths))
         for failure in swept.failures { note("--keep could not remove \(failure.path): \(failure.reason)") }
         removedCount.add(swept.removed.count, ordering: .relaxed)
         lock.withLock { _ in
             pendingRemovals += swept.removed.map {
                 "--keep removed \($0): older than \(SegmentRetention.describe(seconds: retention.keepSeconds)), and its mark proves jackhost wrote it"
+            }
+            pendingRemovals += swept.removedDirectories.map {
+                "--keep removed the folder \($0): empty, and its mark proves jackhost made it"
             }
         }
         return swept.removed
@@ -649,7 +668,7 @@ public final class Recorder: DeferredAudioConsumer, EncodedAudioConsumer, @unche
     private func markFinalised(_ paths: [String]) {
         guard let template = takeFiles.name.retentionTemplate, !takeFiles.isStandardOutput else { return }
         for path in paths {
-            if let reason = TakeMark.write(path: path, template: template), retention != nil {
+            if let reason = TakeMark.write(path: path, template: template, timeZone: settings.timeZone), retention != nil {
                 note("cannot mark \(path) as jackhost's own (\(reason)); --keep will never remove it")
             }
         }

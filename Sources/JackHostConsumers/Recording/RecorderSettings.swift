@@ -20,8 +20,15 @@ extension Recorder {
         /// from the first: `take-0001.wav`, `take-0002.wav`, ….
         public var split: SplitLimit?
         /// With a duration ``split``, start each file on a wall-clock multiple of the duration
-        /// (14:00:00, 15:00:00 for `1h`), counted from local midnight (`--align`).
+        /// (14:00:00, 15:00:00 for `1h`), counted from midnight in ``timeZone`` (`--align`).
         public var alignSplits: Bool
+        /// The clock names and aligned splits are read on (`--utc` for ``TakeTimeZone/utc``): a
+        /// template's fields and an automatic name's time stamp are expanded in it, ``alignSplits``
+        /// counts from its midnight, and ``retention`` reads names back in it (the recorder gives
+        /// its retention this zone, whatever it was made with). The `bext` chunk's date, time and
+        /// time reference stay local, and the sidecar's time keeps its local offset (see
+        /// ``TakeTimeZone``).
+        public var timeZone: TakeTimeZone
         /// Replace an existing file instead of refusing it (`--overwrite`).
         public var overwrite: Bool
         /// One mono file per input (`take_in_1.wav`, `take_in_2.wav`, …) instead of one file with
@@ -47,7 +54,8 @@ extension Recorder {
         /// With a ``sidecar``: the loudness each sidecar carries, of its segment and of the take so
         /// far, for these programmes (each input when empty); nil for none (`--loudness`).
         public var loudness: [LoudnessProgramme]?
-        /// Removes the recorder's own old segments after each new one opens (`--keep`).
+        /// Removes the recorder's own old segments, and the empty date folders it made, after
+        /// each new one opens (`--keep`); it reads names in ``timeZone``.
         public var retention: SegmentRetention?
         /// Seconds of audio between `fdatasync` calls (data and header reach stable storage); nil
         /// leaves it to the kernel. After a power cut, at most this much of what was written is
@@ -67,7 +75,7 @@ extension Recorder {
         /// Settings with every value given or left at its default (see ``Settings``).
         public init(
             container: AudioContainer = .wav, sampleFormat: SampleFormat = .float32, split: SplitLimit? = nil,
-            alignSplits: Bool = false, overwrite: Bool = false, channelFiles: Bool = false,
+            alignSplits: Bool = false, timeZone: TakeTimeZone = .local, overwrite: Bool = false, channelFiles: Bool = false,
             channelPlan: ChannelFilePlan? = nil, broadcastWave: Bool = true, sidecar: Bool = false,
             trigger: TakeTrigger? = nil, preRollSeconds: Double = 0, retention: SegmentRetention? = nil,
             syncSeconds: Double? = 2, minimumFreeBytes: Int? = nil, quality: Double? = nil,
@@ -78,6 +86,7 @@ extension Recorder {
             self.sampleFormat = sampleFormat
             self.split = split
             self.alignSplits = alignSplits
+            self.timeZone = timeZone
             self.overwrite = overwrite
             self.channelFiles = channelFiles
             self.channelPlan = channelPlan

@@ -12,8 +12,12 @@ import JackHostSupport
 ///   the wall-clock time the first audio arrives, `jackhost-20261201-141503.wav`, and counts
 ///   up (`…-141503-2.wav`) until `O_EXCL` succeeds, so two recorders never collide.
 /// - A template name (``TakeName/template(_:)``, `log-%Y%m%d-%H%M%S.wav`) is expanded for every
-///   segment from the local time of its first sample; a name that is taken, or that an earlier
-///   segment of this take already has, gets `-2`, `-3`, … before the extension.
+///   segment from the time of its first sample, in ``timeZone``; a name that is taken, or that
+///   an earlier segment of this take already has, gets `-2`, `-3`, … before the extension. Its
+///   date folders (`/srv/log/%Y/%m/%d/%H%M.wav`) are made as each segment needs them, as
+///   `mkdir -p` would, mode 0755 (less the umask), below a root that must exist; each one this
+///   process creates carries a ``TakeMark`` so that retention may remove it once it is empty,
+///   and one that was there before never does.
 /// - Later segments (``Recorder``'s split files, or new files after a server loss) are
 ///   numbered `NAME-0002.ext`, `NAME-0003.ext`, …; a number that is taken is skipped, never
 ///   overwritten. Template names are never numbered.
@@ -24,10 +28,11 @@ public struct TakeFiles: Sendable {
     public enum TakeName: Sendable, Equatable {
         /// Exactly this path (`-` is standard output).
         case exact(String)
-        /// `DIRECTORY/PREFIX-YYYYMMDD-HHMMSS.EXT` in local time, made unique by a counter.
+        /// `DIRECTORY/PREFIX-YYYYMMDD-HHMMSS.EXT` in ``TakeFiles/timeZone``, made unique by a counter.
         case automatic(directory: String, prefix: String, fileExtension: String)
-        /// A path whose file name holds time fields (`/var/log/audio/log-%Y%m%d-%H%M%S.wav`),
-        /// expanded in local time for every segment; see ``TakeFiles/validateTemplate(_:)``.
+        /// A path whose file name, and perhaps directories, hold time fields
+        /// (`/var/log/audio/log-%Y%m%d-%H%M%S.wav`, `/srv/log/%Y/%m/%d/%H%M.wav`), expanded in
+        /// ``TakeFiles/timeZone`` for every segment; see ``TakeFiles/validateTemplate(_:)``.
         case template(String)
 
         /// The template that matches every file of this name, for ``SegmentRetention``: the
@@ -39,7 +44,7 @@ public struct TakeFiles: Sendable {
             case .template(let template): return template
             case .automatic(let directory, let prefix, let fileExtension):
                 let escape = { (text: String) in text.replacing("%", with: "%%") }
-                return TakeFiles.joined(directory, "\(escape(prefix))-%Y%m%d-%H%M%S.\(escape(fileExtension))")
+                return TakeFiles.joined(escape(directory), "\(escape(prefix))-%Y%m%d-%H%M%S.\(escape(fileExtension))")
             }
         }
     }
@@ -52,6 +57,8 @@ public struct TakeFiles: Sendable {
     public let overwrite: Bool
     /// Whether later numbered segments may follow (a recorder's do; a stream's file has none).
     public let makesSegments: Bool
+    /// The zone template and automatic names are expanded in (`--utc`).
+    public let timeZone: TakeTimeZone
     /// The stem numbered segments are made from, once the first file has a name.
     private var base: String?
     /// The next segment number.
@@ -60,11 +67,14 @@ public struct TakeFiles: Sendable {
     private var templateBases: Set<String> = []
 
     /// Describes a take's files.
-    public init(name: TakeName, numbersEveryFile: Bool = false, overwrite: Bool = false, makesSegments: Bool = true) {
+    public init(
+        name: TakeName, numbersEveryFile: Bool = false, overwrite: Bool = false, makesSegments: Bool = true, timeZone: TakeTimeZone = .local
+    ) {
         self.name = name
         self.numbersEveryFile = numbersEveryFile
         self.overwrite = overwrite
         self.makesSegments = makesSegments
+        self.timeZone = timeZone
         if case .exact(let path) = name { base = path }
     }
 
@@ -100,9 +110,10 @@ public struct TakeFiles: Sendable {
             try Self.checkDirectory(of: Self.joined(directory, "probe"), shownAs: displayName)
             return
         case .template(let template):
-            // Names are made unique by a counter; the fields and the directory must be good.
-            try Self.validateTemplate(template)
-            try Self.checkDirectory(of: template, shownAs: template)
+            // Names are made unique by a counter; the fields and the directory (the root, for
+            // date folders, which are made as segments need them) must be good.
+            let parsed = try NameTemplate(parsing: template, timeZone: timeZone)
+            try Self.checkDirectory(of: Self.joined(parsed.directory, "probe"), shownAs: template)
             return
         }
         if directoryOnly { return try Self.checkDirectory(of: path, shownAs: path) }
@@ -131,8 +142,8 @@ public struct TakeFiles: Sendable {
     /// Creates the next segment's files and returns them with open descriptors (write only).
     ///
     /// - Parameters:
-    ///   - now: The local time of the segment's first sample, which names an automatic take
-    ///     and every segment of a template name.
+    ///   - now: The time of the segment's first sample, which names an automatic take and
+    ///     every segment of a template name (in ``timeZone``).
     ///   - channelNames: With `--channel-files`, one name per input (a port's pretty-name, or
     ///     `in_3`): one mono file per name, `NAME_CHANNEL.ext`, in this order, sanitised and
     ///     made unique by ``channelFileNames(_:)``. The set is created all or nothing: when one
@@ -143,7 +154,9 @@ public struct TakeFiles: Sendable {
         nextIndex += 1
         if case .template(let template) = name {
             // Every segment: the template at this time, then a counter until a name is free.
-            let first = try NameTemplate(parsing: template).path(at: now)
+            let parsed = try NameTemplate(parsing: template, timeZone: timeZone)
+            try Self.makeDirectories(parsed, at: now, template: template)
+            let first = parsed.path(at: now)
             for attempt in 1...1000 {
                 let path = attempt == 1 ? first : Self.counted(first, attempt)
                 if templateBases.contains(path) { continue }
@@ -156,7 +169,7 @@ public struct TakeFiles: Sendable {
         }
         if base == nil, case .automatic(let directory, let prefix, let fileExtension) = name {
             // The first file of an automatic take: the time, then a counter until one is free.
-            let stamp = Self.timestamp(now)
+            let stamp = Self.timestamp(now, in: timeZone)
             for attempt in 1...1000 {
                 let suffix = attempt == 1 ? "" : "-\(attempt)"
                 let stem = Self.joined(directory, "\(prefix)-\(stamp)\(suffix)")
@@ -222,14 +235,32 @@ public struct TakeFiles: Sendable {
     public static func isTemplate(_ path: String) -> Bool { path.contains("%") }
 
     /// Checks a name template before the run: its fields are among `%Y %m %d %H %M %S %j %y %%`,
-    /// and none is in the directory or the extension.
+    /// none is in the extension, and no directory level after a field is empty, `.` or `..`.
     public static func validateTemplate(_ template: String) throws(RecorderError) {
         _ = try NameTemplate(parsing: template)
     }
 
-    /// The path `template` names at the local time `time` (without a uniqueness counter).
-    public static func expandTemplate(_ template: String, at time: time_t) throws(RecorderError) -> String {
-        try NameTemplate(parsing: template).path(at: time)
+    /// The path `template` names at the time `time` in `timeZone` (without a uniqueness counter).
+    public static func expandTemplate(_ template: String, at time: time_t, timeZone: TakeTimeZone = .local) throws(RecorderError) -> String {
+        try NameTemplate(parsing: template, timeZone: timeZone).path(at: time)
+    }
+
+    /// Makes the date folders of `parsed` for the time `time` that do not exist yet, one level
+    /// at a time below the root (which must exist), mode 0755, and marks each one this call
+    /// creates as jackhost's own (see ``TakeMark``). A level that exists is used as it is, even
+    /// a link to a directory, as `mkdir -p` would; it is never marked.
+    private static func makeDirectories(_ parsed: NameTemplate, at time: time_t, template: String) throws(RecorderError) {
+        for path in parsed.levelDirectories(at: time) {
+            if mkdir(path, 0o755) == 0 {
+                // A directory that cannot carry its mark is only never removed.
+                _ = TakeMark.writeDirectory(path: path, template: template)
+                continue
+            }
+            let error = errno
+            guard error == EEXIST, FileKind(atPath: path) == .directory else {
+                throw .openFailed(path: path, reason: error == EEXIST ? "it exists and is not a directory" : reason(error))
+            }
+        }
     }
 
     /// The channels' names as they appear in file names, in order: every character outside
@@ -355,11 +386,9 @@ public struct TakeFiles: Sendable {
         unlink(probePath)
     }
 
-    /// `YYYYMMDD-HHMMSS` in local time.
-    static func timestamp(_ time: time_t) -> String {
-        var seconds = time
-        var parts = tm()
-        localtime_r(&seconds, &parts)
+    /// `YYYYMMDD-HHMMSS` in `timeZone`.
+    static func timestamp(_ time: time_t, in timeZone: TakeTimeZone = .local) -> String {
+        let parts = timeZone.parts(of: time)
         return "\(Int(parts.tm_year) + 1900)\(Int(parts.tm_mon + 1).zeroPadded(to: 2))\(Int(parts.tm_mday).zeroPadded(to: 2))-"
             + "\(Int(parts.tm_hour).zeroPadded(to: 2))\(Int(parts.tm_min).zeroPadded(to: 2))\(Int(parts.tm_sec).zeroPadded(to: 2))"
     }

@@ -10,12 +10,22 @@ import JackHostTypes
 /// so a split segment continues the time reference exactly, and a gap in the server's frame
 /// time (cycles this client missed) moves later audio to where it really belongs.
 ///
+/// The time reference always counts from local midnight (the BWF convention). Aligned splits
+/// count from midnight in the timeline's ``TakeTimeZone``: local midnight of the anchor's day
+/// (as before `--utc` existed; a run that crosses a daylight-saving change keeps counting from
+/// that midnight, so its boundaries stay whole multiples of real time since then), or, in UTC,
+/// from UTC midnight, where a multiple of any duration that divides a day falls on the same
+/// wall-clock times every day.
+///
 /// Worker thread only.
 struct TakeTimeline {
     /// The stream's sample rate.
     let sampleRate: Double
     /// Local midnight before the anchor, in seconds since the epoch.
     let midnight: time_t
+    /// Samples from the midnight aligned splits count from to ``midnight``: 0 for local time,
+    /// and for UTC, the local offset of that midnight from the UTC midnight before it.
+    let alignmentOffset: Int64
     /// Samples since `midnight` at the anchor (the BWF time reference of the anchor frame).
     let anchorTimeReference: Int64
     /// The anchor's position (its unwrapped JACK frame time).
@@ -32,19 +42,15 @@ struct TakeTimeline {
     /// - Parameters:
     ///   - realtimeNow: The system's wall-clock now, in seconds since the epoch.
     ///   - jackNow: JACK's microsecond clock read at the same moment.
-    init(anchor timestamp: AudioTimestamp, sampleRate: Double, realtimeNow: Double, jackNow: UInt64) {
+    ///   - timeZone: Where aligned splits count from (local or UTC midnight).
+    init(anchor timestamp: AudioTimestamp, sampleRate: Double, realtimeNow: Double, jackNow: UInt64, timeZone: TakeTimeZone = .local) {
         self.sampleRate = sampleRate
         // The cycle started (jackNow - microseconds) ago; a missing cycle time (0) means now.
         let age = timestamp.microseconds == 0 || timestamp.microseconds > jackNow ? 0 : Double(jackNow - timestamp.microseconds) / 1e6
         let wall = realtimeNow - age
-        var seconds = time_t(wall.rounded(.down))
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        parts.tm_hour = 0
-        parts.tm_min = 0
-        parts.tm_sec = 0
-        parts.tm_isdst = -1
-        midnight = mktime(&parts)
+        midnight = TakeTimeZone.local.midnight(before: time_t(wall.rounded(.down)))
+        let origin = timeZone.midnight(before: midnight)
+        alignmentOffset = Int64(midnight - origin) * Int64(sampleRate.rounded())
         anchorTimeReference = Int64(((wall - Double(midnight)) * sampleRate).rounded())
         anchorPosition = Int64(timestamp.frameTime)
         anchorFrameTime = timestamp.frameTime
@@ -94,10 +100,11 @@ struct TakeTimeline {
         anchorFrameTime &+ UInt32(truncatingIfNeeded: position - anchorPosition)
     }
 
-    /// The first position at or after `position` whose time reference is a whole multiple of
-    /// `splitFrames` (a wall-clock boundary such as 15:00:00 for hourly files).
+    /// The first position at or after `position` that is a whole multiple of `splitFrames` from
+    /// the alignment's midnight (a wall-clock boundary such as 15:00:00 for hourly files, local
+    /// or UTC).
     func nextBoundary(atOrAfter position: Int64, splitFrames: Int64) -> Int64 {
-        let reference = timeReference(at: position)
+        let reference = timeReference(at: position) + alignmentOffset
         let remainder = ((reference % splitFrames) + splitFrames) % splitFrames
         return remainder == 0 ? position : position + (splitFrames - remainder)
     }

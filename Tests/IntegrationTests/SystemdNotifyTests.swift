@@ -212,6 +212,31 @@ final class SystemdNotifyTests: XCTestCase {
         }
         XCTAssertTrue(commands.contains { $0.contains("--server NAME") && $0.contains("--sidecar") })
     }
+
+    /// The station logger's unit: its command, with %h a home of the test's own and %% a %,
+    /// is one jackhost accepts (it fails only for want of a server: status 1, not 2), and its
+    /// alarm script runs with the arguments jackhost gives it.
+    func testTheStationLoggerUnitsCommandIsAccepted() throws {
+        let examples = ExamplePlugins.repositoryRoot.appendingPathComponent("Examples/systemd")
+        let unit = try String(contentsOf: examples.appendingPathComponent("jackhost-station-logger.service"), encoding: .utf8)
+        let line = try XCTUnwrap(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let home = workDirectory.appendingPathComponent("home").path
+        try FileManager.default.createDirectory(atPath: home + "/.local/bin", withIntermediateDirectories: true)
+        let script = home + "/.local/bin/jackhost-station-alarm"
+        try FileManager.default.copyItem(atPath: examples.appendingPathComponent("jackhost-station-alarm").path, toPath: script)
+        let words = line.dropFirst("ExecStart=".count).replacingOccurrences(of: "%h", with: home).replacingOccurrences(of: "%%", with: "%")
+            .split(separator: " ").map { String($0).replacingOccurrences(of: "\"", with: "") }
+        XCTAssertEqual(words.first, home + "/.local/bin/jackhost")
+        for option in ["--utc", "--align", "--keep", "--sidecar", "--programme", "--silence", "--on-alarm"] {
+            XCTAssertTrue(words.contains(option), option)
+        }
+        try FileManager.default.createDirectory(atPath: home + "/station-log", withIntermediateDirectories: true)
+        let result = try JackhostBinary.run(Array(words.dropFirst()) + ["-s", "jhtest-no-such-server"])
+        XCTAssertEqual(result.status, 1, "accepted; no server: \(result.stderr)")
+        XCTAssertFalse(result.stderr.contains("usage"), result.stderr)
+        let alarm = try JACKFixture.run(script, ["dead-air", "raised", "1-2", "/tmp/x.wav", "1440000"])
+        XCTAssertEqual(alarm.status, 0, alarm.stderr)
+    }
 }
 
 private func monotonicNow() -> Double {

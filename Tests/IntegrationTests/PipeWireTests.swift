@@ -212,8 +212,14 @@ final class PipeWireTests: XCTestCase {
             }
             let jumps = ours.junctions.compactMap(skip)
             let upstream = ours.junctions.filter { skip($0) == nil }
-            let unexplained = upstream.filter { !theirs.junctions.contains($0) }
+            // PipeWire does not always hand two readers the same skew at the same moment (CI,
+            // 2026-12-05: jackhost's take had a one-quantum skew where jack_capture's had a clean
+            // skip). A skew that is exactly PipeWire's (every sample of both channels checked
+            // against the sequence, one quantum apart) is upstream whether or not jack_capture saw it.
+            let skews = ours.oneQuantumChannelSkews(quantum: 1024).filter { !theirs.junctions.contains($0) }
+            let unexplained = upstream.filter { !theirs.junctions.contains($0) && !skews.contains($0) }
             XCTAssertEqual(unexplained, [], "breaks in jackhost's take only; jack_capture's: \(theirs.junctions)")
+            if !skews.isEmpty { print("PIPEWIRE one-quantum channel skew(s) in jackhost's take only, every sample checked: \(skews)") }
             XCTAssertLessThanOrEqual(
                 jumps.reduce(0, +), skipped, "every frame missing from the stream is in the skipped count: jumps \(jumps)")
             reliabilityFigures(

@@ -42,6 +42,31 @@ struct SequenceJunctions {
         }
     }
 
+    /// The junctions that are PipeWire's known channel skew and nothing else: the server handed
+    /// the reader its two ports from adjacent cycles, so for whole `quantum`-frame blocks channel
+    /// 0 carries frames f, f+1, ... and channel 1 the sequence `quantum` frames earlier or later.
+    /// Every sample of such a run is a valid pair of the sequence, which the reader decodes as
+    /// aligned frames of a far-off number N (channel 1's offset lands in the high 16 bits): so the
+    /// skew shows as two junctions, into N and back out, with nothing in between. Only that exact
+    /// shape is recognised (N's low bits are f's, its high bits f's plus 31 x `quantum`, the run a
+    /// whole number of blocks from a block boundary); a damaged, shifted or reordered sample (a
+    /// recorder's defect) decodes to no such run. Two channels only.
+    func oneQuantumChannelSkews(quantum: Int) -> [Junction] {
+        var skews: [Junction] = []
+        for (into, outOf) in zip(junctions, junctions.dropFirst()) {
+            guard into.between.isEmpty, outOf.between.isEmpty, let before = into.before, let far = into.after,
+                let last = outOf.before, let resumed = outOf.after
+            else { continue }
+            let first = before + 1, length = last - far + 1
+            guard first % quantum == 0, length > 0, length % quantum == 0, far & 0xFFFF == first & 0xFFFF else { continue }
+            let offset = ((far >> 16) - (first >> 16)) & 0xFFFF
+            guard offset == (31 * quantum) & 0xFFFF || offset == (-31 * quantum) & 0xFFFF else { continue }
+            guard resumed == first + length || resumed == first + length + quantum else { continue }
+            skews += [into, outOf]
+        }
+        return skews
+    }
+
     /// Frames before the first aligned frame when the take was read with `skippingLeadIn`
     /// (a recorder's ports are connected after its take starts, one by one: silence, then
     /// perhaps a period with one channel sounding before the other).

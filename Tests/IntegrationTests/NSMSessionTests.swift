@@ -241,6 +241,24 @@ final class NSMSessionTests: XCTestCase {
         }
     }
 
+    /// No JACK server where the session says: the open is answered with `/error` (the API's
+    /// general code and jackhost's one line), and jackhost exits as `run` would without a server.
+    func testNoServerIsAnErrorReplyToTheOpen() throws {
+        let folder = path("N/jackhost.nNNNN")
+        let manager = try NSMTestServer(
+            path: folder, displayName: "N", clientID: "jackhost.nNNNN", jackServer: "jhtest-no-such-\(getpid())", log: path("n.log"))
+        defer { manager.stop() }
+        XCTAssertNotNil(manager.waitFor(timeout: 20) { $0["event"] as? String == "exit" }, manager.clientLog)
+        XCTAssertEqual(manager.clientExit, 1, manager.clientLog)
+        let arguments = manager.messages("/error").first?["args"] as? [Any] ?? []
+        XCTAssertEqual(arguments.first as? String, "/nsm/client/open", "\(manager.events)")
+        XCTAssertEqual(arguments.dropFirst().first as? Int, -1)
+        let line = try XCTUnwrap(arguments.last as? String)
+        XCTAssertTrue(manager.clientLog.contains(line), "the manager gets the line stderr gets: \(line)\n\(manager.clientLog)")
+        XCTAssertEqual(manager.violations, [], manager.clientLog)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/jackhost.conf"), "the session's folder is made before JACK is tried")
+    }
+
     /// Hundreds of messages jackhost does not read: counted, ignored, and a save right after
     /// them is still answered.
     func testAFloodOfUnknownMessagesIsCountedAndIgnored() throws {

@@ -2,16 +2,20 @@
 //
 // Levels in dBFS and durations with a unit, as the alarm and level-trigger options take them.
 
+import JackHostConsumers
+
 extension ValueParsing {
-    /// `-50dBFS`, `-50dB` or `-50`: -120 to 0 dBFS.
-    static func level(_ text: String, option: String) throws(UsageError) -> Double {
+    /// `-50dBFS`, `-50dB` or `-50`: -120 to 0 dBFS; the refusal names `option` and shows `example`.
+    static func level(_ text: String, option: String, example: String = "-50dBFS") throws(UsageError) -> Double {
         var number = Substring(text)
         for suffix in ["dBFS", "dbfs", "dB", "db"] where number.hasSuffix(suffix) {
             number = number.dropLast(suffix.count)
             break
         }
-        guard let value = Double(number), (-120...0).contains(value) else {
-            throw UsageError("--\(option) \(ValueParsing.shown(text)) is not a level from -120 to 0 dBFS; write it like -50dBFS")
+        let negative = number.hasPrefix("-")
+        let magnitude = negative ? String(number.dropFirst()) : String(number)
+        guard let value = ValueParsing.decimal(magnitude).map({ negative ? -$0 : $0 }), TakeTrigger.thresholdRange.contains(value) else {
+            throw UsageError("--\(option) \(ValueParsing.shown(text)) is not a level from -120 to 0 dBFS; write it like \(example)")
         }
         return value
     }

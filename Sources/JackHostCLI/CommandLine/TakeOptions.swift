@@ -97,8 +97,9 @@ struct TakeOptions {
         if parsed.has("signal-trigger") { triggers.append(.request) }
         if let text = parsed.value("trigger") {
             let hold = try parsed.value("hold").map { text throws(UsageError) in try Self.hold(text) } ?? 2
-            triggers.append(.level(thresholdDBFS: try Self.level(text), holdSeconds: hold))
-            levelShape = try Self.levelShape(parsed, start: try Self.level(text))
+            let start = try Self.level(text)
+            triggers.append(.level(thresholdDBFS: start, holdSeconds: hold))
+            levelShape = try Self.levelShape(parsed, start: start)
         } else {
             for option in ["hold", "release", "min-take", "max-take"] where parsed.value(option) != nil {
                 throw UsageError("--\(option) applies to --trigger LEVEL; add --trigger or leave it out")
@@ -187,20 +188,7 @@ struct TakeOptions {
     }
 
     /// `-40dBFS`, `-40dB` or `-40`: a level from -120 to 0 dBFS.
-    static func level(_ text: String) throws(UsageError) -> Double {
-        var number = Substring(text)
-        for suffix in ["dBFS", "dbfs", "dB", "db"] where number.hasSuffix(suffix) {
-            number = number.dropLast(suffix.count)
-            break
-        }
-        let negative = number.hasPrefix("-")
-        let magnitude = negative ? String(number.dropFirst()) : String(number)
-        let range = TakeTrigger.thresholdRange
-        guard let value = ValueParsing.decimal(magnitude).map({ negative ? -$0 : $0 }), range.contains(value) else {
-            throw UsageError("--trigger \(ValueParsing.shown(text)) is not a level from -120 to 0 dBFS; write it like -40dBFS")
-        }
-        return value
-    }
+    static func level(_ text: String) throws(UsageError) -> Double { try ValueParsing.level(text, option: "trigger", example: "-40dBFS") }
 
     /// `2s`, `500ms`, `1m` or plain seconds, 0 to an hour.
     static func hold(_ text: String) throws(UsageError) -> Double {

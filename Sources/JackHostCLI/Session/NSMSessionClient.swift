@@ -48,11 +48,12 @@ final class NSMSessionClient: CaptureCompanion {
     func started(_ take: RunningTake) {
         recorder = take.parts.recorder
         liveViewURL = take.parts.liveView?.url
-        take.diskReport?.onWarning = { [weak self] warning in self?.send(NSMProtocol.message(priority: 3, warning)) }
         send(NSMProtocol.reply(to: NSMProtocol.Received.open, "jackhost is recording for \(opened.displayName) as \(opened.clientID)"))
         send(OSCMessage(path: NSMProtocol.Sent.guiHidden))
         if !quiet { printNote("in session \"\(ValueParsing.shown(opened.displayName))\" of \(opened.managerName), folder \(folder.path)") }
     }
+
+    func diskWarning(_ warning: String) { send(NSMProtocol.message(priority: 3, warning)) }
 
     func failedToStart(_ line: String) {
         send(NSMProtocol.error(to: NSMProtocol.Received.open, .general, line))

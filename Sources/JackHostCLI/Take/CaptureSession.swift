@@ -36,7 +36,7 @@ final class CaptureSession {
             printNote("stopped by \(SignalSource.lastStopSignalName) before the take started; nothing was recorded")
             return .success
         }
-        let take = try RunningTake(parts: parts, link: link)
+        let take = try RunningTake(parts: parts, link: link, diskWarnings: companion.map { companion in { companion.diskWarning($0) } })
         try take.startObservers()
         companion?.started(take)
         let loop = TakeLoop(
@@ -76,6 +76,8 @@ final class CaptureSession {
 protocol CaptureCompanion: TakeDuty, TakeObserver {
     /// The host has started and the take's observers run: the run is ready.
     func started(_ take: RunningTake)
+    /// The disk runs short: `warning` is the line stderr got too.
+    func diskWarning(_ warning: String)
     /// The run could not start; `line` says why (the caller prints it).
     func failedToStart(_ line: String)
     /// The loop has ended and the take is being finalised.

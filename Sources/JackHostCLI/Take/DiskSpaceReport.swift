@@ -10,8 +10,8 @@ final class DiskSpaceReport: TakeDuty {
     private var cadence = Cadence(every: 1)
     /// The latest estimate, for the display's and the live view's threads.
     let estimate = Estimate()
-    /// Also told each warning, when set (a session manager hears them). Main thread.
-    var onWarning: ((String) -> Void)?
+    /// Also told each warning (a session manager hears them). Main thread.
+    private let onWarning: ((String) -> Void)?
 
     /// Seconds of recording left, shared with other threads.
     final class Estimate: Sendable {
@@ -27,7 +27,8 @@ final class DiskSpaceReport: TakeDuty {
         fileprivate func store(_ seconds: Double) { bits.store(seconds.bitPattern, ordering: .relaxed) }
     }
 
-    init(recorder: Recorder, reserve: Int, host: CaptureHost) {
+    init(recorder: Recorder, reserve: Int, host: CaptureHost, onWarning: ((String) -> Void)? = nil) {
+        self.onWarning = onWarning
         watch = DiskSpaceWatch(recorder: recorder, reserve: reserve)
         self.host = host
     }

@@ -36,7 +36,8 @@ final class RunningTake {
     var host: CaptureHost { parts.host }
 
     /// Starts the host, settles the channel files' names, and reports the start.
-    init(parts: TakeParts, link: SupervisorLink?) throws {
+    /// `diskWarnings` hears each warning about the disk besides stderr (a session manager).
+    init(parts: TakeParts, link: SupervisorLink?, diskWarnings: ((String) -> Void)? = nil) throws {
         self.parts = parts
         self.link = link
         resultSources = parts.resultSources()
@@ -51,7 +52,9 @@ final class RunningTake {
         if let recorder = parts.recorder { try ChannelFileDecision.decide(for: recorder, host: host, quiet: parts.plan.quiet) }
         link?.sendReady(pluginName: parts.plugins.first?.name ?? "")
         failuresAtStart = host.connectionFailures.count
-        diskReport = parts.recorder.map { DiskSpaceReport(recorder: $0, reserve: parts.plan.minimumFreeBytes ?? 0, host: host) }
+        diskReport = parts.recorder.map {
+            DiskSpaceReport(recorder: $0, reserve: parts.plan.minimumFreeBytes ?? 0, host: host, onWarning: diskWarnings)
+        }
         endWatch = TakeEndWatch(
             host: host, recorder: parts.recorder, stream: parts.stream, stopOnXrun: parts.plan.stopOnXrun,
             othersContinue: parts.meter != nil || parts.stream != nil)

@@ -101,15 +101,7 @@ public final class AlarmWatch: DeferredAudioConsumer, @unchecked Sendable {
             for index in offset..<(offset + count) { source.peak = max(source.peak, abs(samples[index])) }
         }
         guard let truePeak = source.truePeak else { return }
-        let needed = count * channels.count
-        if source.scratch.count < needed { source.scratch = [Float](repeating: 0, count: needed) }
-        source.scratch.withUnsafeMutableBufferPointer { interleaved in
-            for (slot, channel) in channels.enumerated() {
-                let samples = buffers[channel]
-                for frame in 0..<count { interleaved[frame * channels.count + slot] = samples[offset + frame] }
-            }
-            truePeak.add(interleaved.baseAddress!, frames: count)
-        }
+        buffers.interleaving(channels, from: offset, count: count, into: &source.scratch) { truePeak.add($0, frames: count) }
         if truePeak.lastTruePeak() > Self.ceiling { source.overs = true }
     }
 

@@ -72,15 +72,7 @@ public final class LoudnessMeter: DeferredAudioConsumer, @unchecked Sendable {
                 measurement.state.add(block.buffers[channels[0]].baseAddress!, frames: frames)
                 continue
             }
-            let needed = frames * channels.count
-            if scratch.count < needed { scratch = [Float](repeating: 0, count: needed) }
-            scratch.withUnsafeMutableBufferPointer { interleaved in
-                for (slot, channel) in channels.enumerated() {
-                    let source = block.buffers[channel]
-                    for frame in 0..<frames { interleaved[frame * channels.count + slot] = source[frame] }
-                }
-                measurement.state.add(interleaved.baseAddress!, frames: frames)
-            }
+            block.buffers.interleaving(channels, from: 0, count: frames, into: &scratch) { measurement.state.add($0, frames: frames) }
         }
         framesSincePublish += frames
         if framesSincePublish >= publishEvery {

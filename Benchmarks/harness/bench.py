@@ -554,7 +554,8 @@ def case_callback(b: Bench):
              f"64 inputs, 64 frames at 48 kHz (period {period:.0f} us), real time (`jackd -R`, not freewheel), {seconds:g} s per run, "
              f"{rounds} rounds after one warm-up round that is not counted. jackhost: `run --meter --record F --stream -o /dev/null --callback-time`. cmeter: the "
              "meter only. cfair (Benchmarks/peers/cfair.c): the same real-time work as jackhost in plain C -- peak and "
-             "sum of squares of every input, every input copied into a lock-free ring drained by a thread that writes "
+             "sum of squares of every input, the server's frame time and microseconds read every cycle (a jump counted as "
+             "skipped frames) and sent with each block, every input copied into a lock-free ring drained by a thread that writes "
              "raw float to a file beside jackhost's WAV, and copied again into a second ring drained by a thread that "
              "writes to /dev/null; its writers poll once a period, as jackhost's do. All three are timed the same way "
              "(CLOCK_MONOTONIC at entry and exit, 0.1 us buckets below 1 ms: CallbackTimer and callback_timer.h). Medians of the per-run percentiles; worst max "
@@ -610,7 +611,8 @@ def case_rtcpu(b: Bench):
     cycle_us = 1e6 * period / RATE
     lines = ["### 2b. The real-time thread's CPU per cycle, by width\n",
              f"`jackhost run --meter --record F --callback-time` against cfair `--record F --callback-time` (the same "
-             f"real-time work in plain C: the meter, one ring copy for the recorder), on a `jackd -R` dummy server, "
+             f"real-time work in plain C: the meter, each cycle's server time with its block, one ring copy for the "
+             f"recorder), on a `jackd -R` dummy server, "
              f"48 kHz, {period}-frame periods (the capture ports' silence; the work does not depend on the values), "
              f"{seconds:g} s per run, {rounds} rounds, the order reversed every other round. CPU = nanoseconds on a "
              f"CPU of the client's SCHED_FIFO threads (its JACK process thread) from /proc/PID/task/TID/schedstat, "

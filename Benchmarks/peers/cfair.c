@@ -19,6 +19,12 @@
  *     non-interleaved stream does) to the --stream path (a FIFO, a file or /dev/null).
  *   - When a ring is full the cycle's frames are dropped for that consumer and counted, as in
  *     jackhost's real-time (drop-on-full) delivery.
+ *   - Time: every cycle reads the server's frame time and microseconds (jack_get_cycle_times),
+ *     counts a jump in frame time as skipped frames, and sends the block's time with its frames
+ *     (a header per block in each ring, read by the writer), as jackhost stamps every block it
+ *     hands on (Benchmarks/FINDINGS.md, F11: at 2 channels this read is the largest single part
+ *     of the callback, a line the server writes every cycle). --no-times leaves it out, for the
+ *     comparison F11 makes.
  *
  * Real-time rules: the process callback does no allocation, no lock and no system call. The
  * writer threads are not woken from it; they poll, sleeping between polls for one period clamped
@@ -61,15 +67,26 @@
 
 /* ---- Lock-free SPSC ring, planar: region c holds channel c, all regions share the indices ---- */
 
+/* What travels with each block: its first frame on the server's clock, its length, its time. */
+struct block_header {
+    jack_nframes_t frame_time;
+    jack_nframes_t frames;
+    jack_time_t usecs;
+};
+
 struct ring {
-    /* Producer's line: the write index, and what it caches of the consumer's. */
+    /* Producer's line: the write indices (frames and headers). */
     _Alignas(64) atomic_size_t write_pos;
+    atomic_size_t header_write;
     /* Consumer's line. */
     _Alignas(64) atomic_size_t read_pos;
+    atomic_size_t header_read;
     _Alignas(64) float *data;   /* channels * capacity floats */
     size_t capacity;            /* frames, a power of two */
     size_t mask;
     int channels;
+    struct block_header *headers;   /* header_mask + 1 of them: one per 16 frames of the ring */
+    size_t header_mask;
     atomic_llong dropped;       /* frames */
 };
 
@@ -82,17 +99,26 @@ static int ring_init(struct ring *r, int channels, size_t min_frames) {
     r->data = NULL;
     if (posix_memalign((void **)&r->data, 64, (size_t)channels * capacity * sizeof(float))) return -1;
     memset(r->data, 0, (size_t)channels * capacity * sizeof(float));   /* fault every page in now */
+    r->header_mask = capacity / 16 - 1;
+    r->headers = calloc(r->header_mask + 1, sizeof *r->headers);
+    if (!r->headers) return -1;
     atomic_init(&r->write_pos, 0);
     atomic_init(&r->read_pos, 0);
+    atomic_init(&r->header_write, 0);
+    atomic_init(&r->header_read, 0);
     atomic_init(&r->dropped, 0);
     return 0;
 }
 
-/* Real-time: copies `frames` frames of every channel in, or drops them all if they do not fit. */
-static inline void ring_push(struct ring *r, const float *const *in, size_t frames) {
+/* Real-time: copies `frames` frames of every channel in, with the block's header, or drops them
+ * all if either does not fit. */
+static inline void ring_push(struct ring *r, const float *const *in, size_t frames, const struct block_header *header) {
     size_t w = atomic_load_explicit(&r->write_pos, memory_order_relaxed);
     size_t rd = atomic_load_explicit(&r->read_pos, memory_order_acquire);
-    if (r->capacity - (w - rd) < frames) {
+    size_t hw = atomic_load_explicit(&r->header_write, memory_order_relaxed);
+    int timed = header != NULL;
+    if (r->capacity - (w - rd) < frames
+        || (timed && hw - atomic_load_explicit(&r->header_read, memory_order_acquire) > r->header_mask)) {
         atomic_fetch_add_explicit(&r->dropped, (long long)frames, memory_order_relaxed);
         return;
     }
@@ -102,6 +128,10 @@ static inline void ring_push(struct ring *r, const float *const *in, size_t fram
         float *region = r->data + (size_t)c * r->capacity;
         memcpy(region + offset, in[c], first * sizeof(float));
         if (first < frames) memcpy(region, in[c] + first, (frames - first) * sizeof(float));
+    }
+    if (timed) {
+        r->headers[hw & r->header_mask] = *header;
+        atomic_store_explicit(&r->header_write, hw + 1, memory_order_release);
     }
     atomic_store_explicit(&r->write_pos, w + frames, memory_order_release);
 }
@@ -131,6 +161,10 @@ static atomic_int writers_stop;       /* set once no more frames will come */
 static volatile sig_atomic_t stop_requested;
 
 static int time_callbacks;
+static int stamp_blocks = 1;          /* --no-times clears it */
+static jack_nframes_t expected_frame_time;   /* process thread only */
+static int have_expected;             /* process thread only */
+static atomic_llong skipped_frames;   /* jumps in the server's frame time */
 
 static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
 static inline uint64_t double_bits(double d) { uint64_t u; memcpy(&u, &d, sizeof u); return u; }
@@ -186,6 +220,21 @@ static int process(jack_nframes_t nframes, void *arg) {
     (void)arg;
     uint64_t began = time_callbacks ? cbt_now_ns() : 0;
     for (int c = 0; c < channels; c++) inputs[c] = jack_port_get_buffer(ports[c], nframes);
+    struct block_header stamp, *header = NULL;
+    if (stamp_blocks) {
+        jack_time_t next_usecs;
+        float period_usecs;
+        if (jack_get_cycle_times(client, &stamp.frame_time, &stamp.usecs, &next_usecs, &period_usecs) != 0) {
+            stamp.frame_time = jack_last_frame_time(client);
+            stamp.usecs = 0;
+        }
+        int32_t jump = (int32_t)(stamp.frame_time - expected_frame_time);
+        if (have_expected && jump > 0) atomic_fetch_add_explicit(&skipped_frames, jump, memory_order_relaxed);
+        expected_frame_time = stamp.frame_time + nframes;
+        have_expected = 1;
+        stamp.frames = nframes;
+        header = &stamp;
+    }
     long long deliverable = nframes;
     if (frame_limit >= 0 && frame_limit - delivered < deliverable) deliverable = frame_limit - delivered;
     if (deliverable > 0) {
@@ -201,8 +250,8 @@ static int process(jack_nframes_t nframes, void *arg) {
             atomic_store_explicit(&published_sum_bits[c], double_bits(total_sum_squares[c]), memory_order_relaxed);
         }
         atomic_fetch_add_explicit(&metered_frames, deliverable, memory_order_relaxed);
-        ring_push(&record_ring, inputs, n);
-        ring_push(&stream_ring, inputs, n);
+        ring_push(&record_ring, inputs, n, header);
+        ring_push(&stream_ring, inputs, n, header);
         delivered += deliverable;
         atomic_fetch_add_explicit(&frames_done, deliverable, memory_order_relaxed);
         if (frame_limit >= 0 && delivered >= frame_limit) atomic_store_explicit(&limit_reached, 1, memory_order_release);
@@ -223,6 +272,7 @@ struct writer {
     useconds_t poll_us;
     float *scratch;        /* DRAIN_FRAMES * channels */
     long long bytes;
+    long long stamped_frames;   /* frames of the block headers read */
     int failed;            /* errno of a failed write; the thread then only drains */
 };
 
@@ -271,6 +321,12 @@ static void *writer_main(void *arg) {
             }
             atomic_store_explicit(&r->read_pos, rd + n, memory_order_release);
             rd += n;
+            /* The headers of the blocks written so far: their frames are what a file's time
+             * reference and a sidecar would be made from; here they are only consumed. */
+            size_t hw = atomic_load_explicit(&r->header_write, memory_order_acquire);
+            size_t hr = atomic_load_explicit(&r->header_read, memory_order_relaxed);
+            for (; hr != hw; hr++) wr->stamped_frames += r->headers[hr & r->header_mask].frames;
+            atomic_store_explicit(&r->header_read, hr, memory_order_release);
             size_t length = n * (size_t)nch * sizeof(float);
             if (!wr->failed) {
                 int error = write_all(wr->fd, wr->scratch, length);
@@ -297,7 +353,7 @@ static void on_signal(int sig) {
 static void usage(void) {
     fprintf(stderr,
             "usage: cfair -s SERVER [-n NAME] -c CHANNELS --record FILE [--stream PATH] [--frames N]\n"
-            "       [--callback-time] [--no-connect] [--source-prefix PREFIX] [--poll-us N]\n");
+            "       [--callback-time] [--no-times] [--no-connect] [--source-prefix PREFIX] [--poll-us N]\n");
     exit(2);
 }
 
@@ -318,6 +374,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--stream") && v) { stream_path = v; i++; }
         else if (!strcmp(a, "--source-prefix") && v) { prefix = v; i++; }
         else if (!strcmp(a, "--callback-time")) time_callbacks = 1;
+        else if (!strcmp(a, "--no-times")) stamp_blocks = 0;
         else if (!strcmp(a, "--no-connect")) connect_ports = 0;
         else if (!strcmp(a, "--poll-us") && v) { poll_us = atol(v); i++; }
         else usage();
@@ -417,9 +474,9 @@ int main(int argc, char **argv) {
     long long metered = atomic_load(&metered_frames);
     double rms = metered > 0 ? sqrt(sum / ((double)metered * channels)) : 0;
     long long dropped = atomic_load(&record_ring.dropped) + atomic_load(&stream_ring.dropped);
-    printf("cfair cycles=%lld frames=%lld channels=%d peak=%g rms=%g recorded=%lld streamed=%lld dropped=%lld\n",
+    printf("cfair cycles=%lld frames=%lld channels=%d peak=%g rms=%g recorded=%lld streamed=%lld dropped=%lld stamped=%lld skipped=%lld\n",
            (long long)atomic_load(&cycles), (long long)atomic_load(&frames_done), channels, peak, rms, recorder.bytes,
-           streamer.bytes, dropped);
+           streamer.bytes, dropped, recorder.stamped_frames, (long long)atomic_load(&skipped_frames));
     if (recorder.failed) fprintf(stderr, "cfair: recording failed: %s\n", strerror(recorder.failed));
     if (streamer.failed) fprintf(stderr, "cfair: stream failed: %s\n", strerror(streamer.failed));
     if (time_callbacks)

@@ -26,7 +26,13 @@ struct AudioBlockHeader: BitwiseCopyable {
 /// ``write(_:timestamp:droppedFramesBefore:)`` returns false and the caller
 /// counts the frames as dropped.
 public final class AudioBlockRing: @unchecked Sendable {
-    // @unchecked: writer-side fields (`writerPosition`) only on the writer's thread, reader-side ones (scratch, `readerChannels`) only on the reader's; samples are published by the header ring's release/acquire and `releasedFrames`.
+    // @unchecked: writer-side fields (`writerPosition`, `writerCachedReleased`) only on the writer's thread, reader-side ones (scratch, `readerChannels`) only on the reader's; samples are published by the header ring's release/acquire and `releasedFrames`.
+    //
+    // Layout, in declaration order: the writer's line (what `write` reads every cycle), then,
+    // past a line of padding, what the reader writes. The writer checks for room against its
+    // own copy of the reader's position and loads `releasedFrames` again only when that copy
+    // says the block does not fit, so a cycle with room touches no line the reader stores to
+    // (Benchmarks/FINDINGS.md, F11).
     /// Channels per block.
     public let channelCount: Int
     /// Frames each channel buffer holds: the minimum asked for, rounded up to a multiple of
@@ -38,11 +44,14 @@ public final class AudioBlockRing: @unchecked Sendable {
     /// One contiguous allocation: channel `c` starts at `c * capacityFrames`.
     private let samples: UnsafeMutablePointer<Float>
     private let headerWriter: SPSCRing<AudioBlockHeader>.Writer
-    private let headerReader: SPSCRing<AudioBlockHeader>.Reader
     /// Frames the writer has placed (writer only).
     private var writerPosition = 0
+    /// `releasedFrames` as the writer last loaded it (writer only).
+    private var writerCachedReleased = 0
+    private let beforeReader = CacheLinePadding()
     /// Frames the reader has released, published for the writer's space check.
     private let releasedFrames = Atomic<Int>(0)
+    private let headerReader: SPSCRing<AudioBlockHeader>.Reader
     /// Reader-side channel pointers and a scratch copy for blocks that wrap.
     private let readerChannels: UnsafeMutablePointer<UnsafePointer<Float>>
     private var wrapScratch: UnsafeMutablePointer<Float>
@@ -85,8 +94,7 @@ public final class AudioBlockRing: @unchecked Sendable {
     /// The block must have exactly ``channelCount`` channels.
     public func write(_ block: AudioBufferListView, timestamp: AudioTimestamp, droppedFramesBefore: Int) -> Bool {
         let frames = block.frameCount
-        let used = writerPosition &- releasedFrames.load(ordering: .acquiring)
-        guard frames <= capacityFrames - used, headerWriter.availableSpace > 0 else { return false }
+        guard hasRoom(for: frames), headerWriter.hasRoom else { return false }
         let offset = writerPosition % capacityFrames
         let firstPart = min(frames, capacityFrames - offset)
         // The ring is far larger than the caches, so plain stores into it miss: a
@@ -112,6 +120,16 @@ public final class AudioBlockRing: @unchecked Sendable {
         writerPosition &+= frames
         _ = headerWriter.push(header)
         return true
+    }
+
+    /// **Real-time safe.** Whether `frames` more fit: from the cached released position while it
+    /// shows room, else from the reader's position loaded again (acquiring: the reader is done
+    /// with those frames).
+    @inline(__always)
+    private func hasRoom(for frames: Int) -> Bool {
+        if frames <= capacityFrames - (writerPosition &- writerCachedReleased) { return true }
+        writerCachedReleased = releasedFrames.load(ordering: .acquiring)
+        return frames <= capacityFrames - (writerPosition &- writerCachedReleased)
     }
 
     /// **Real-time safe.** One channel's run into the ring, with streaming or plain stores.

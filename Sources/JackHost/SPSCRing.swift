@@ -12,15 +12,30 @@ import Synchronization
 /// simply `written - read`, and "full" and "empty" never look alike.
 public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     // @unchecked: `storage` slots are written only through the one Writer and read only through
-    // the one Reader, ordered by the release/acquire pairs on `written` and `read`.
+    // the one Reader, ordered by the release/acquire pairs on `written` and `read`. Each end's
+    // cached copy of the other's index (`writerCachedRead`, `readerCachedWritten`) is a plain
+    // field that only that end's thread touches.
+    //
+    // Layout, in declaration order: what both ends only read; the writer's line; the reader's
+    // line. Each end keeps the last index it loaded from the other and loads it again only when
+    // that copy says full (writer) or empty (reader), as Erik Rigtorp's SPSCQueue does: a writer
+    // with room to spare then never reads the line the reader stores to, and the real-time
+    // thread's push costs no transfer of a line from the reader's core (FINDINGS.md, F11).
     /// The number of elements the ring holds when full.
     public let capacity: Int
     private let mask: Int
     private let storage: UnsafeMutablePointer<Element>
+    private let beforeWriter = CacheLinePadding()
     /// Elements written so far (advanced only by the writer, with release ordering).
     private let written = Atomic<Int>(0)
+    /// The reader's `read` as the writer last loaded it (writer only).
+    private var writerCachedRead = 0
+    private let beforeReader = CacheLinePadding()
     /// Elements read so far (advanced only by the reader, with release ordering).
     private let read = Atomic<Int>(0)
+    /// The writer's `written` as the reader last loaded it (reader only).
+    private var readerCachedWritten = 0
+    private let afterReader = CacheLinePadding()
 
     private init(capacity requested: Int) {
         precondition(requested > 0, "ring capacity must be positive")
@@ -69,14 +84,25 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         @inline(__always)
         public func push(_ element: Element) -> Bool {
             let writeIndex = ring.written.load(ordering: .relaxed)
-            let readIndex = ring.read.load(ordering: .acquiring)
-            guard writeIndex &- readIndex < ring.capacity else { return false }
+            guard hasRoom(at: writeIndex) else { return false }
             (ring.storage + (writeIndex & ring.mask)).initialize(to: element)
             ring.written.store(writeIndex &+ 1, ordering: .releasing)
             return true
         }
 
-        /// Free slots, as seen by the writer.
+        /// **Real-time safe.** Whether one more element fits: from the cached read index while
+        /// it shows room, else from the reader's index loaded again.
+        @inline(__always)
+        public var hasRoom: Bool { hasRoom(at: ring.written.load(ordering: .relaxed)) }
+
+        @inline(__always)
+        private func hasRoom(at writeIndex: Int) -> Bool {
+            if writeIndex &- ring.writerCachedRead < ring.capacity { return true }
+            ring.writerCachedRead = ring.read.load(ordering: .acquiring)
+            return writeIndex &- ring.writerCachedRead < ring.capacity
+        }
+
+        /// Free slots, as seen by the writer (loads the reader's index).
         public var availableSpace: Int {
             ring.capacity - (ring.written.load(ordering: .relaxed) &- ring.read.load(ordering: .acquiring))
         }
@@ -94,7 +120,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         @inline(__always)
         public func peek() -> Element? {
             let readIndex = ring.read.load(ordering: .relaxed)
-            guard ring.written.load(ordering: .acquiring) != readIndex else { return nil }
+            guard hasElement(at: readIndex) else { return nil }
             return (ring.storage + (readIndex & ring.mask)).pointee
         }
 
@@ -102,10 +128,19 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         @inline(__always)
         public func pop() -> Element? {
             let readIndex = ring.read.load(ordering: .relaxed)
-            guard ring.written.load(ordering: .acquiring) != readIndex else { return nil }
+            guard hasElement(at: readIndex) else { return nil }
             let element = (ring.storage + (readIndex & ring.mask)).pointee
             ring.read.store(readIndex &+ 1, ordering: .releasing)
             return element
+        }
+
+        /// Whether an element waits at `readIndex`: from the cached write index while it shows
+        /// one, else from the writer's index loaded again (acquiring, so its element is visible).
+        @inline(__always)
+        private func hasElement(at readIndex: Int) -> Bool {
+            if ring.readerCachedWritten != readIndex { return true }
+            ring.readerCachedWritten = ring.written.load(ordering: .acquiring)
+            return ring.readerCachedWritten != readIndex
         }
 
         /// Elements waiting, as seen by the reader.

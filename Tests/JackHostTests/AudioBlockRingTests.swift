@@ -60,6 +60,12 @@ final class AudioBlockRingTests: XCTestCase {
         XCTAssertTrue(Self.write(ring, start: 1, frames: 1, sequence: 1))
         XCTAssertFalse(Self.write(ring, start: 2, frames: 1, sequence: 2))
         XCTAssertEqual(ring.pendingBlocks, 2)
+        // The writer's cached copies of the reader's positions say full until it loads them again.
+        XCTAssertTrue(ring.readNext { XCTAssertEqual($0.timestamp.sequence, 0) })
+        XCTAssertTrue(Self.write(ring, start: 2, frames: 1, sequence: 2), "a released slot is seen")
+        XCTAssertFalse(Self.write(ring, start: 3, frames: 1, sequence: 3))
+        XCTAssertEqual([1, 2].map { want in ring.readNext { XCTAssertEqual($0.timestamp.sequence, UInt64(want)) } }, [true, true])
+        XCTAssertFalse(ring.readNext { _ in XCTFail("empty") })
     }
 
     /// Across threads, with both copy paths: plain stores (64 frames) and streaming stores

@@ -29,6 +29,16 @@ final class SPSCRingTests: XCTestCase {
         XCTAssertEqual((0..<4).map { _ in reader.pop() }, [0, 1, 2, 3])
         XCTAssertNil(reader.pop())
         XCTAssertTrue(writer.ring.testOnly_verifyInvariants())
+        // Each end's cached copy of the other's index is refreshed when it says full or empty.
+        XCTAssertTrue(writer.hasRoom)
+        for value in 4..<8 { XCTAssertTrue(writer.push(value)) }
+        XCTAssertFalse(writer.hasRoom)
+        XCTAssertEqual(reader.peek(), 4)
+        XCTAssertEqual(reader.pop(), 4)
+        XCTAssertTrue(writer.hasRoom)
+        XCTAssertTrue(writer.push(8))
+        XCTAssertEqual((0..<4).map { _ in reader.pop() }, [5, 6, 7, 8])
+        XCTAssertNil(reader.peek())
     }
 
     func testWraparoundKeepsOrder() {

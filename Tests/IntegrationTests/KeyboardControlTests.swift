@@ -61,4 +61,28 @@ final class KeyboardControlTests: XCTestCase {
                 run.output)
         }
     }
+
+    /// With stdin a pipe, not a terminal, nothing changes: the same keys piped in drop no
+    /// marker and rotate nothing, and the meter shows no keys.
+    func testKeysFromAPipeAreNotCommands() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let keys = Pipe()
+            keys.fileHandleForWriting.write(Data("m r m r\nmr\n".utf8))
+            try keys.fileHandleForWriting.close()
+            let result = try JackhostBinary.run(
+                ["record", path("take.wav"), "-s", server.name, "--sidecar", "--connect", "jhgen:out_.*", "--duration", "2"],
+                stdin: keys.fileHandleForReading)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let output = result.stdout + result.stderr
+            XCTAssertFalse(output.contains("keys:"), "no keys legend without a terminal:\n\(output)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".wav") }
+            XCTAssertEqual(files, ["take.wav"], "nothing rotated: \(files)")
+            XCTAssertEqual(try IndependentCues.read(path("take.wav")), [], "no marker in the file")
+            let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("take.wav") + ".json"))) as? [String: Any]
+            XCTAssertEqual((sidecar?["markers"] as? [Any])?.count ?? 0, 0, "no marker in the sidecar: \(String(describing: sidecar))")
+            XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(path("take.wav"))?.frames, 96000, "the whole duration, in one file")
+        }
+    }
 }

@@ -91,6 +91,68 @@ final class MIDIControlTests: XCTestCase {
         }
     }
 
+    /// The rest of MMC from the same independent client, with `--mmc-id 5` and a controller as
+    /// the marker: Play to device 5 starts a take and Record Exit ends it, each at its event's
+    /// frame; a controller marks once per rise past 64 (a held or a repeated high value does
+    /// not mark again); a broadcast Record Strobe starts the second take and a Stop to device 5
+    /// ends it.
+    func testPlayRecordExitADeviceIDAndAControllerMarker() throws {
+        let sender = try buildSender()
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhmidigen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let child = try RunningJackhost(
+                arguments: [
+                    "record", path("take.wav"), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
+                    "--no-meter", "--midi-control", "--mmc-id", "5", "--midi-marker", "cc:20",
+                ], directory: workDirectory)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { child.stderr.contains("MIDI control at jackhost:control") }, child.stderr)
+            let events = [
+                "300:11:f07f050602f7",  // Play, device 5: take 1 starts
+                "200:3:b0147f", "100:5:b01464",  // CC 20 rises (a marker), stays high (none)
+                "100:7:b01400", "100:9:b0147f",  // falls, rises again (a second marker)
+                "200:30:f07f050607f7",  // Record Exit, device 5: take 1 ends
+                "300:2:f07f7f0606f7",  // Record Strobe, all devices: take 2 starts
+                "300:44:f07f050601f7",  // Stop, device 5: take 2 ends
+            ]
+            let sent = try JACKFixture.run(sender, [server.name, "jackhost:control"] + events, timeout: 20)
+            XCTAssertEqual(sent.status, 0, sent.stderr)
+            let frames = sent.stdout.split(separator: "\n").compactMap { UInt32($0.split(separator: " ").last ?? "") }
+            XCTAssertEqual(frames.count, events.count, sent.stdout)
+            usleep(500_000)
+            child.signal(SIGTERM)
+            XCTAssertEqual(child.wait(timeout: 15), 0, child.stderr)
+            guard frames.count == events.count else { return }
+
+            let takes = try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasSuffix(".wav") }
+            XCTAssertEqual(takes.count, 2, "\(takes)\n\(child.stderr)")
+            let sidecars = try takes.map {
+                try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path($0) + ".json"))) as? [String: Any])
+            }
+            func span(_ sidecar: [String: Any]) -> (start: UInt32, end: UInt32) {
+                let start = ((sidecar["firstSample"] as? [String: Any])?["jackFrameTime"] as? Int) ?? -1
+                return (UInt32(truncatingIfNeeded: start), UInt32(truncatingIfNeeded: start + ((sidecar["frames"] as? Int) ?? 0)))
+            }
+            let spans = sidecars.map(span).sorted { Int32(bitPattern: $0.start &- $1.start) < 0 }
+            guard spans.count == 2 else { return }
+            XCTAssertEqual(spans[0].start, frames[0], "take 1 starts at Play's frame")
+            XCTAssertEqual(spans[0].end, frames[5], "take 1 ends at Record Exit's frame")
+            XCTAssertEqual(spans[1].start, frames[6], "take 2 starts at the broadcast Record Strobe's frame")
+            XCTAssertEqual(spans[1].end, frames[7], "take 2 ends at the Stop to device 5")
+            let first = try XCTUnwrap(sidecars.first { span($0).start == spans[0].start })
+            let firstName = try XCTUnwrap(takes.first { (try? IndependentCues.read(path($0)).isEmpty) == false }, "a take with markers")
+            let wanted = [frames[1], frames[4]].map { Int(Int32(bitPattern: $0 &- spans[0].start)) }
+            XCTAssertEqual((first["markers"] as? [[String: Any]])?.compactMap { $0["frame"] as? Int }, wanted, "one marker per rise")
+            XCTAssertEqual(try IndependentCues.read(path(firstName)).map(\.frame), wanted, "the cue chunk, read independently")
+            for take in takes {
+                let report = SequenceCheck.verify(try AudioFileCheck.readWithSox(path(take), channels: 2))
+                XCTAssertNil(report.firstMismatch, "\(take): \(report.description)")
+            }
+            let output = child.stdout + child.stderr
+            XCTAssertTrue(output.contains("MIDI control: 8 event(s) read, 6 command(s) or marker(s), 0 lost"), output)
+        }
+    }
+
     func testOptionsThatNeedMIDIControlAreOneLine() throws {
         for (arguments, expected) in [
             (["--mmc-id", "3"], "--mmc-id needs --midi-control"),

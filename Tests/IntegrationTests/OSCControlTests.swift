@@ -158,22 +158,10 @@ final class OSCControlTests: XCTestCase {
                 name: "jhmetergen", server: server.name, channels: 2, signal: .sine(frequency: 1000, amplitude: 0.5))
             defer { generator.stop() }
             let (child, port) = try start(["meter", "-s", server.name, "--connect", "jhmetergen:out_.*"])
-            let listenPort = Self.freeUDPPort()
-            // liblo's own receiver, writing each message as a line to a file the test reads.
-            let dumpPath = path("oscdump.txt")
-            _ = FileManager.default.createFile(atPath: dumpPath, contents: nil)
-            let dump = Process()
-            dump.executableURL = URL(fileURLWithPath: "/usr/bin/oscdump")
-            dump.arguments = ["-L", String(listenPort)]
-            dump.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dumpPath))
-            try dump.run()
-            defer {
-                dump.terminate()
-                dump.waitUntilExit()
-            }
-            func meters() -> [Substring] {
-                ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("/jackhost/meter") }
-            }
+            let dump = try OSCDump(file: path("oscdump.txt"))
+            defer { dump.stop() }
+            let listenPort = dump.port
+            func meters() -> [Substring] { dump.lines(of: "/jackhost/meter") }
             usleep(300_000)
             try oscsend(port, "/jackhost/subscribe", ["fi", "10", String(listenPort)])
             usleep(3_000_000)
@@ -198,6 +186,124 @@ final class OSCControlTests: XCTestCase {
             XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
             let summary = child.stdout + child.stderr
             XCTAssertTrue(summary.contains("tick(s) left a flood for the next, \(during.count) meter message(s) sent"), summary)
+        }
+    }
+
+    /// A script written for jack_capture (Tests/Peers/jack_capture_remote.sh: liblo's `oscsend`
+    /// and jack_capture's paths only) runs unchanged against jack_capture itself and against
+    /// jackhost: both record, rotate once and exit. jackhost's two files are one unbroken run of
+    /// the sequence.
+    func testAJackCaptureRemoteScriptDrivesJackCaptureAndJackhostAlike() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Peers/jack_capture_remote.sh").path
+        let jackCapture = try XCTUnwrap(PrivateJACKServer.findExecutable("jack_capture"), "jack_capture: run scripts/setup")
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            // jack_capture first, on a port of the test's choosing (it has no "any free port").
+            let peerDirectory = workDirectory.appendingPathComponent("jack_capture")
+            try FileManager.default.createDirectory(at: peerDirectory, withIntermediateDirectories: true)
+            let peerPort = Self.freeUDPPort()
+            let peer = Process()
+            peer.executableURL = URL(fileURLWithPath: jackCapture)
+            peer.arguments = ["--osc", String(peerPort), "--timemachine", "--no-stdin", "-c", "2", "-p", "jhgen:out_*"]
+            peer.currentDirectoryURL = peerDirectory
+            peer.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"]) { $1 }
+            peer.standardOutput = FileHandle.nullDevice
+            peer.standardError = FileHandle.nullDevice
+            try peer.run()
+            defer { if peer.isRunning { peer.terminate() } }
+            usleep(1_500_000)
+            let peerRun = try JACKFixture.run("/bin/sh", [script, String(peerPort)], timeout: 20)
+            XCTAssertEqual(peerRun.status, 0, peerRun.stderr)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { !peer.isRunning }, "/jack_capture/stop ends jack_capture")
+            let peerFiles = try FileManager.default.contentsOfDirectory(atPath: peerDirectory.path).filter { $0.hasSuffix(".wav") }
+            let peerTakes = try peerFiles.filter {
+                try AudioFileCheck.sndfileInfoHeader(peerDirectory.appendingPathComponent($0).path)?.frames ?? 0 > 0
+            }
+            XCTAssertEqual(peerTakes.count, 2, "jack_capture recorded and rotated once: \(peerFiles)")
+
+            let (child, port) = try start([
+                "run", "--record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "--signal-trigger",
+            ])
+            let run = try JACKFixture.run("/bin/sh", [script, String(port)], timeout: 20)
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
+            let files = try takes()
+            XCTAssertEqual(files.count, 2, "jackhost recorded and rotated once, as jack_capture did: \(files)\n\(child.stderr)")
+            let reads = try files.map { try AudioFileCheck.readWithSox(path($0), channels: 2) }
+            XCTAssertTrue(reads.allSatisfy { $0[0].count > 24000 }, "about a second in each file: \(reads.map { $0[0].count })")
+            let report = SequenceCheck.verify((0..<2).map { c in reads.flatMap { $0[c] } })
+            XCTAssertNil(report.firstMismatch, report.description)
+            XCTAssertEqual(report.leadingSilence, 0, report.description)
+        }
+    }
+
+    /// Every `/jackhost/...` path from liblo's `oscsend`, the status replies received by liblo's
+    /// `oscdump` (`/jackhost/status i PORT`): the state, the take's path, its frames, and the
+    /// losses and disk time of a clean take on a real disk. The marker is read back from the
+    /// file by the independent RIFF walker and from the sidecar, with its wall-clock time.
+    func testLibloAloneDrivesEveryJackhostPathAndReadsTheStatus() throws {
+        try JACKFixture.withServer(captureChannels: 2) { server in
+            let generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
+            defer { generator.stop() }
+            let dump = try OSCDump(file: path("oscdump.txt"))
+            defer { dump.stop() }
+            let (child, port) = try start([
+                "run", "--record", path("take.wav"), "-s", server.name, "--connect", "jhgen:out_.*", "--signal-trigger", "--sidecar",
+            ])
+            func status() throws -> [Substring] {
+                let before = dump.lines(of: "/jackhost/status").count
+                try oscsend(port, "/jackhost/status", ["i", String(dump.port)])
+                XCTAssertTrue(JACKFixture.waitUntil(timeout: 5) { dump.lines(of: "/jackhost/status").count > before }, "no status reply")
+                // "TIMETAG /jackhost/status sshihhf "recording" "/path/take.wav" 52224 0 0 0 123456.0"
+                return dump.lines(of: "/jackhost/status").last?.split(separator: " ") ?? []
+            }
+            let armed = try status()
+            XCTAssertEqual(armed.count, 10, "\(armed)")
+            XCTAssertEqual(armed.dropFirst(2).prefix(2), ["sshihhf", "\"armed\""], "\(armed)")
+            XCTAssertEqual(armed.dropFirst(4).first, "\"\(path("take.wav"))\"", "armed, the status names the --record template")
+            XCTAssertEqual(armed.dropFirst(5).first, "0", "no frames written yet")
+            try oscsend(port, "/jackhost/start")
+            usleep(700_000)
+            let markedAt = Date().timeIntervalSince1970
+            try oscsend(port, "/jackhost/marker", ["s", "clap"])
+            usleep(300_000)
+            try oscsend(port, "/jackhost/rotate")
+            usleep(700_000)
+            let recording = try status()
+            XCTAssertEqual(recording.count, 10, "\(recording)")
+            XCTAssertEqual(recording[3], "\"recording\"")
+            XCTAssertEqual(recording[4], "\"\(path("take-0002.wav"))\"", "the rotated file")
+            XCTAssertGreaterThan(Int(recording[5]) ?? 0, 0, "frames written: \(recording)")
+            XCTAssertEqual(recording[6...7], ["0", "0"], "no xrun and nothing dropped on a quiet dummy server: \(recording)")
+            XCTAssertEqual(recording[8], "0", "nothing skipped: \(recording)")
+            XCTAssertGreaterThan(Double(recording[9]) ?? -1, 60, "disk seconds left, measured: \(recording)")
+            try oscsend(port, "/jackhost/stop")
+            usleep(300_000)
+            XCTAssertEqual(try status()[3], "\"armed\"")
+            try oscsend(port, "/jackhost/quit")
+            XCTAssertEqual(child.wait(timeout: 10), 0, child.stderr)
+
+            let files = try takes()
+            XCTAssertEqual(files, ["take-0001.wav", "take-0002.wav"], child.stderr)
+            let cues = try IndependentCues.read(path("take-0001.wav"))
+            XCTAssertEqual(cues.map(\.label), ["clap"], "the marker is in the first file's cue chunk")
+            let sidecar =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("take-0001.wav") + ".json"))) as? [String: Any]
+            let marker = try XCTUnwrap((sidecar?["markers"] as? [[String: Any]])?.first, "\(String(describing: sidecar))")
+            XCTAssertEqual(marker["frame"] as? Int, cues.first?.frame, "the sidecar and the file agree")
+            XCTAssertEqual(marker["source"] as? String, "OSC")
+            XCTAssertEqual(marker["unixTime"] as? Double ?? 0, markedAt, accuracy: 0.5, "the marker's wall-clock time: \(marker)")
+            let wallClock = try XCTUnwrap(marker["wallClock"] as? String)
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXXXX"
+            let parsed = format.date(from: wallClock)
+            XCTAssertEqual(parsed?.timeIntervalSince1970 ?? 0, markedAt, accuracy: 0.5, "ISO 8601 wall clock: \(wallClock)")
+            let reads = try files.map { try AudioFileCheck.readWithSox(path($0), channels: 2) }
+            let report = SequenceCheck.verify((0..<2).map { c in reads.flatMap { $0[c] } })
+            XCTAssertNil(report.firstMismatch, "/jackhost/rotate lost or repeated nothing: \(report.description)")
         }
     }
 
@@ -309,6 +415,34 @@ final class OSCControlTests: XCTestCase {
         let (descriptor, port) = boundLoopbackUDPSocket()
         close(descriptor)
         return Int(port)
+    }
+
+    /// liblo's own receiver, `oscdump -L PORT`, writing each message as a line to a file the
+    /// test reads.
+    private struct OSCDump {
+        let port = OSCControlTests.freeUDPPort()
+        let file: String
+        private let process = Process()
+
+        init(file: String) throws {
+            self.file = file
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/oscdump")
+            process.arguments = ["-L", String(port)]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+            try process.run()
+            usleep(200_000)
+        }
+
+        /// The lines received so far that carry `path`.
+        func lines(of path: String) -> [Substring] {
+            ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(path) }
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
     }
 
     /// The Python side: hand-encoded OSC over a socket of its own.

@@ -73,7 +73,8 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(request("/jackhost/rotate"), .success(.command(.rotate(origin: "OSC /jackhost/rotate"))))
         XCTAssertEqual(request("/jackhost/marker"), .success(.command(.marker(label: "", origin: "OSC"))))
         XCTAssertEqual(request("/jackhost/marker", [.string("cough")]), .success(.command(.marker(label: "cough", origin: "OSC"))))
-        XCTAssertEqual(request("/jackhost/status"), .success(.status))
+        XCTAssertEqual(request("/jackhost/status"), .success(.status(replyPort: nil)))
+        XCTAssertEqual(request("/jackhost/status", [.int32(9001)]), .success(.status(replyPort: 9001)))
         for path in ["/jack_capture/stop", "/jackhost/quit"] {
             guard case .success(.command(.quit(let reason))) = request(path) else { return XCTFail(path) }
             XCTAssertEqual(reason.kind, .remote("OSC \(path)"))

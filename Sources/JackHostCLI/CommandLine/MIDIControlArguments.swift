@@ -31,7 +31,7 @@ struct MIDIControlSettings: Equatable {
         OptionSpec(
             "midi-control",
             help:
-                "register a JACK MIDI input CLIENT:control: MIDI Machine Control Record Strobe and Play start a take, Stop, Pause and Record Exit stop it (record --signal-trigger), at the event's own frame (the recorder runs 0.25 s behind capture for it); connect a controller to it with jack_connect or a patchbay"
+                "register a JACK MIDI input CLIENT:control: MIDI Machine Control Record Strobe and Play start a take, Stop, Pause and Record Exit stop it (with record --signal-trigger, and over an automatic trigger: the last explicit command wins), at the event's own frame (the recorder runs 0.25 s behind capture for it); connect a controller to it with jack_connect or a patchbay"
         ),
         OptionSpec(
             "mmc-id", value: "ID", help: "with --midi-control: also answer MMC sent to device ID 0-126 (127, all devices, is always answered)"),

@@ -20,7 +20,7 @@ struct OSCSettings: Equatable {
         OptionSpec(
             "osc", value: "[ADDRESS:]PORT",
             help:
-                "take commands as OSC over UDP at ADDRESS:PORT (/jackhost/start, stop, rotate, marker, status, quit and jack_capture's paths; see the README); ADDRESS is IPv4 and defaults to 127.0.0.1; OSC has no authentication, so only loopback senders and --osc-allow networks are heard; a port in use ends jackhost with status 1 before JACK is touched"
+                "take commands as OSC over UDP at ADDRESS:PORT (/jackhost/start, stop, rotate, marker, status, subscribe, unsubscribe, quit and jack_capture's paths; see the README); ADDRESS is IPv4 and defaults to 127.0.0.1; OSC has no authentication, so only loopback senders and --osc-allow networks are heard; a port in use ends jackhost with status 1 before JACK is touched"
         ),
         OptionSpec(
             "osc-allow", value: "CIDR", repeatable: true,

@@ -8,8 +8,8 @@ enum OSCCommandTable {
     enum Request: Equatable {
         /// A command for the ``TakeController``.
         case command(TakeController.Command)
-        /// A `/jackhost/status` reply to the sender.
-        case status
+        /// A `/jackhost/status` reply to the sender (or to `replyPort` on its host).
+        case status(replyPort: Int32?)
         /// `/jackhost/meter` to the sender (or to `replyPort` on its host), `rate` times a second.
         case subscribe(rate: Float?, replyPort: Int32?)
         /// No more meters to the sender (or to `replyPort` on its host).
@@ -43,7 +43,12 @@ enum OSCCommandTable {
             if case .string(let label)? = message.arguments.first { return .command(.marker(label: label, origin: origin)) }
             return .command(.marker(label: "", origin: origin))
         },
-        Entry(path: "/jackhost/status", types: [""], meaning: "reply /jackhost/status sshihhf to the sender") { _ in .status },
+        Entry(
+            path: "/jackhost/status", types: ["", "i"],
+            meaning: "reply /jackhost/status sshihhf to the sender, or to a port on the sender's host"
+        ) { message in
+            .status(replyPort: message.arguments.first.flatMap(port))
+        },
         Entry(
             path: "/jackhost/subscribe", types: ["", "f", "i", "fi", "ii"],
             meaning: "send /jackhost/meter (peak and RMS per input) at a rate, optionally to a port on the sender's host"

@@ -81,10 +81,7 @@ struct OSCMeterSubscriptions {
     }
 
     private static func destination(_ sender: OSCSocket.Sender, replyPort: Int32?) -> OSCSocket.Sender {
-        guard let replyPort else { return sender }
-        var address = sender.address
-        address.sin_port = UInt16(replyPort).bigEndian
-        return OSCSocket.Sender(address: address)
+        sender.replying(to: replyPort)
     }
 
     private static func same(_ a: OSCSocket.Sender, _ b: OSCSocket.Sender) -> Bool { a.host == b.host && a.port == b.port }

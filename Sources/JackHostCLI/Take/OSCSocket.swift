@@ -19,6 +19,14 @@ final class OSCSocket {
         var host: UInt32 { UInt32(bigEndian: address.sin_addr.s_addr) }
         var port: UInt16 { UInt16(bigEndian: address.sin_port) }
         var description: String { "\(IPv4Network.dotted(host)):\(port)" }
+
+        /// The same host at `replyPort` (a reply port a message named), or this sender itself.
+        func replying(to replyPort: Int32?) -> Sender {
+            guard let replyPort else { return self }
+            var address = address
+            address.sin_port = UInt16(truncatingIfNeeded: replyPort).bigEndian
+            return Sender(address: address)
+        }
     }
 
     let settings: OSCSettings

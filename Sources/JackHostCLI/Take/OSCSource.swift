@@ -112,9 +112,13 @@ final class OSCSource: TakeDuty, TakeObserver {
             counts.refused += 1
             socket.send(OSCMessage(path: "/jackhost/error", arguments: [.string(refusal.message)]).encoded(), to: sender)
             return nil
-        case .success(.status):
+        case .success(.status(let replyPort)):
+            guard replyPort.map({ (1...65535).contains($0) }) ?? true else {
+                answer("/jackhost/status: the reply port must be 1 to 65535", to: sender)
+                return nil
+            }
             counts.accepted += 1
-            socket.send(statusReply().encoded(), to: sender)
+            socket.send(statusReply().encoded(), to: sender.replying(to: replyPort))
             return nil
         case .success(.subscribe(let rate, let replyPort)):
             let refusal =

@@ -19,10 +19,10 @@ enum JackhostBinary {
     /// Runs jackhost to completion and checks the sanitizer stayed quiet.
     @discardableResult
     static func run(
-        _ arguments: [String], timeout: Double = 60, environment: [String: String] = [:],
+        _ arguments: [String], timeout: Double = 60, environment: [String: String] = [:], stdin: FileHandle? = nil,
         file: StaticString = #filePath, line: UInt = #line
     ) throws -> JACKFixture.ToolResult {
-        let result = try JACKFixture.run(path, arguments, timeout: timeout, environment: environment)
+        let result = try JACKFixture.run(path, arguments, timeout: timeout, stdin: stdin, environment: environment)
         assertNoSanitizerReport(result.stderr, file: file, line: line)
         return result
     }

@@ -48,6 +48,43 @@ final class Aes67Tests: XCTestCase {
         }
     }
 
+    /// 1 % of the packets dropped on the way in (nftables): PipeWire notices (its log), JACK
+    /// clients can't; jackhost still records exactly what PipeWire delivers, as jack_capture does.
+    func testPacketLossReachesNoJACKClientAndJackhostAddsNone() throws {
+        try JACKFixture.serialized {
+            let aes = try Aes67Environment(sessionName: "Stage Left")
+            defer { aes.stop() }
+            try aes.startSender(kind: "tones")
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) { aes.receiverPorts().count == 2 }, "ports: \(aes.receiverPorts())")
+            try aes.dropPackets(percent: 1)
+            let wire = try aes.listenOnTheWire(seconds: 3)
+            let lost = wire["lostPackets"] as? Int ?? -1, packets = wire["packets"] as? Int ?? 0
+            XCTAssertTrue((5...120).contains(lost), "about 1 % of \(packets) packets lost on the wire: \(wire)")
+            let independentWav = work.appendingPathComponent("jack_capture.wav").path
+            let independent = try startIndependentRecorder(aes.receiver, to: independentWav)
+            defer { independent.stop() }
+            let wav = work.appendingPathComponent("lossy.wav").path
+            let record = try aes.receiver.run(
+                JackhostBinary.path, ["record", wav, "-c", "2", "--connect", "Stage Left:capture_.*", "-d", "5", "--no-meter"])
+            XCTAssertEqual(record.status, 0, record.stderr)
+            XCTAssertTrue(record.stdout.contains("silence inserted for 0 dropped frames"), record.stdout)
+            kill(independent.process.processIdentifier, SIGINT)
+            XCTAssertTrue(JACKFixture.waitUntil(timeout: 15) { !independent.process.isRunning }, independent.log)
+            let ours = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(wav)).channels
+            let theirs = try XCTUnwrap(AudioFileCheck.readWithLibsndfile(independentWav), independent.log).channels
+            let start = try XCTUnwrap(Aes67Tests.soundingFrom(ours)) + 1024
+            let comparison = Aes67Tests.compare(ours, with: theirs, from: start)
+            XCTAssertEqual(comparison.mismatches, 0, "samples that differ from jack_capture's: \(comparison)")
+            XCTAssertGreaterThan(comparison.compared, 200_000, "\(comparison)")
+            let noticed = aes.receiver.pipewireLog.components(separatedBy: "unexpected seq").count - 1
+            XCTAssertGreaterThan(noticed, 0, "PipeWire logs the lost packets")
+            reliabilityFigures(
+                "AES67, 1 % packet loss",
+                "\(lost) of \(packets) packets lost on the wire in 3 s; PipeWire logged \(noticed) sequence breaks; jackhost 0 dropped and identical to jack_capture over \(comparison.compared) frames"
+            )
+        }
+    }
+
     /// A 10 s take of the stream's ports, found by the stream's name, beside jack_capture.
     private func recordTenSeconds(_ aes: Aes67Environment) throws {
         let receiver = aes.receiver

@@ -59,9 +59,17 @@ final class PipeWireEnvironment {
 
     static let tools = ["/usr/bin/pw-jack", "/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/dbus-daemon", "/usr/bin/pw-cli"]
 
+    /// The network namespace pipewire runs in (nil: the test's own). Its socket is a path in
+    /// the runtime directory, which namespaces do not separate, so clients run anywhere.
+    let namespace: String?
+
     /// Starts dbus, pipewire and, unless `sessionManager` is false, wireplumber (see
-    /// ``startSessionManager()``: a session that brings it up late).
-    init(sessionManager: Bool = true) throws {
+    /// ``startSessionManager()``: a session that brings it up late). With `namespace`, pipewire
+    /// runs in that network namespace (for its network modules); `configuration`, when given,
+    /// is written to `pipewire.conf.d/` of a private XDG_CONFIG_HOME, which pipewire reads on top
+    /// of its own pipewire.conf.
+    init(sessionManager: Bool = true, namespace: String? = nil, configuration: String? = nil) throws {
+        self.namespace = namespace
         for tool in PipeWireEnvironment.tools where !FileManager.default.isExecutableFile(atPath: tool) {
             try skipEnvironment("PipeWire suite: \(tool) is missing; run scripts/setup --environments")
         }
@@ -74,6 +82,12 @@ final class PipeWireEnvironment {
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtimeDirectory.path)/bus"
         environment["JACK_NO_START_SERVER"] = "1"
         environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        if let configuration {
+            let directory = runtimeDirectory.appendingPathComponent("config/pipewire/pipewire.conf.d")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try configuration.write(to: directory.appendingPathComponent("jackhost-test.conf"), atomically: true, encoding: .utf8)
+            environment["XDG_CONFIG_HOME"] = runtimeDirectory.appendingPathComponent("config").path
+        }
         self.environment = environment
         do {
             daemons.append(
@@ -84,7 +98,17 @@ final class PipeWireEnvironment {
             guard JACKFixture.waitUntil(timeout: 5, { FileManager.default.fileExists(atPath: runtimeDirectory.path + "/bus") }) else {
                 throw JackError.serverStartFailed(reason: "dbus did not start: \(daemons[0].log)")
             }
-            daemons.append(try Daemon("pipewire", "/usr/bin/pipewire", [], environment: environment, logDirectory: runtimeDirectory))
+            let launcher = namespace.map { ["netns", "exec", $0, "/usr/bin/pipewire"] }
+            daemons.append(
+                try Daemon(
+                    "pipewire", launcher == nil ? "/usr/bin/pipewire" : "/usr/sbin/ip", launcher ?? [],
+                    environment: environment, logDirectory: runtimeDirectory))
+            // wireplumber gives up at once ("Failed to connect to PipeWire") when it starts before
+            // pipewire's socket exists, which a pipewire started through `ip netns exec` made happen.
+            let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
+            guard JACKFixture.waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) else {
+                throw JackError.serverStartFailed(reason: "pipewire made no socket: \(daemons[1].log)")
+            }
             if sessionManager { try startSessionManager() }
             let ready = JACKFixture.waitUntil(timeout: 15) {
                 ((try? self.run("jack_lsp", [], timeout: 5))?.status ?? 1) == 0
@@ -97,6 +121,17 @@ final class PipeWireEnvironment {
     }
 
     deinit { stop() }
+
+    /// PipeWire's process id, while it runs.
+    var pipewirePid: pid_t? { daemons.first { $0.name == "pipewire" && $0.process.isRunning }?.process.processIdentifier }
+
+    /// PipeWire's own log (warnings and errors).
+    var pipewireLog: String { daemons.first { $0.name == "pipewire" }?.log ?? "" }
+
+    /// The last lines of every daemon's log, for failure messages.
+    var diagnostics: String {
+        daemons.map { "\($0.name):\n" + $0.log.split(separator: "\n").suffix(10).joined(separator: "\n") }.joined(separator: "\n")
+    }
 
     /// Starts wireplumber, which among other things creates PipeWire's "default" metadata
     /// object: until then no JACK client can set port metadata.

@@ -10,6 +10,9 @@ final class CaptureLedger: @unchecked Sendable {
     private var last: LiveSessionView?
     private var retired: CaptureStatistics
     private var failures: [JackError] = []
+    /// Sources that came back to an input, and the frames their inputs went without them.
+    private var sourceReturns = 0
+    private var sourceAbsentFrames = 0
     private var startWiring = InputWiring()
     /// The frame limit in frames, once the first session told the sample rate.
     private var frameLimit: Int?
@@ -46,6 +49,20 @@ final class CaptureLedger: @unchecked Sendable {
 
     var connectionFailures: [JackError] { lock.withLock { failures } }
 
+    /// Counts a source's return, and turns the change into the event consumers are told.
+    func record(_ change: ConnectionKeeper.SourceChange) -> AudioSessionEvent {
+        switch change {
+        case .lost(let source, let input):
+            return .sourceLost(input: input, source: source)
+        case .returned(let source, let input, let frames):
+            lock.withLock {
+                sourceReturns += 1
+                sourceAbsentFrames += frames
+            }
+            return .sourceReturned(input: input, source: source, absentFrames: frames)
+        }
+    }
+
     var wiring: InputWiring {
         get { lock.withLock { startWiring } }
         set { lock.withLock { startWiring = newValue } }
@@ -56,6 +73,8 @@ final class CaptureLedger: @unchecked Sendable {
         lock.withLock {
             var total = current.map { retired.adding($0.statistics()) } ?? retired
             total.connectionFailures = failures.count
+            total.sourceReturns = sourceReturns
+            total.sourceAbsentFrames = sourceAbsentFrames
             return total
         }
     }

@@ -55,6 +55,12 @@ public struct CaptureStatistics: Sendable, Equatable {
     public var timelineGapFrames = 0
     /// Connections that failed.
     public var connectionFailures = 0
+    /// Sources that went away from an input while running and came back (a client that quit
+    /// and returned, an AES67 stream that stopped and was announced again), each reconnected.
+    public var sourceReturns = 0
+    /// Frames those inputs went without their source: silence in the take where the source's
+    /// audio would have been, counted between the host's looks at the graph (20 ms apart).
+    public var sourceAbsentFrames = 0
     /// Deferred consumers' counters, in the order they were added.
     public var consumers: [Consumer] = []
 
@@ -75,6 +81,8 @@ public struct CaptureStatistics: Sendable, Equatable {
         sum.timelineGaps += other.timelineGaps
         sum.timelineGapFrames += other.timelineGapFrames
         sum.connectionFailures += other.connectionFailures
+        sum.sourceReturns += other.sourceReturns
+        sum.sourceAbsentFrames += other.sourceAbsentFrames
         for part in other.consumers {
             guard let slot = sum.consumers.firstIndex(where: { $0.index == part.index }) else {
                 sum.consumers.append(part)

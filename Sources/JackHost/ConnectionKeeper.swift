@@ -43,6 +43,19 @@ struct ConnectionKeeper {
         var destination: String
         /// When to give up and report it; nil waits for the source for ever.
         var deadline: Double?
+        /// For a source that went away while running: the session's captured frames when the
+        /// keeper found it gone (its input records silence from about there). Nil for the
+        /// restores after a reconnect.
+        var awaySinceFrame: Int? = nil
+    }
+
+    /// A source that went away from an input, or came back to it, for the host to tell.
+    enum SourceChange: Equatable {
+        /// `source` went away from `input`; the keeper waits for it without a deadline.
+        case lost(source: String, input: String)
+        /// `source` is connected to `input` again after `absentFrames` frames without it
+        /// (counted between the keeper's looks: within one look, 20 ms, of the truth).
+        case returned(source: String, input: String, absentFrames: Int)
     }
 
     /// How long restores after a reconnect are retried.
@@ -56,6 +69,8 @@ struct ConnectionKeeper {
     private(set) var pending: [Restore] = []
     /// Lost connections whose source still existed, watched until the time given.
     private var recentlyLost: [(source: String, destination: String, until: Double, portsWentAway: Bool)] = []
+    /// Sources lost and returned since the host last took them (``takeChanges()``).
+    private var changes: [SourceChange] = []
     /// The graph's port-unregistration count at the last look.
     private var unregistrationsSeen = 0
     /// When a look last found the count moved (-infinity: never).
@@ -98,16 +113,24 @@ struct ConnectionKeeper {
     }
 
     /// Settles watched connections: one whose source vanished becomes a restore without a
-    /// deadline; one whose source is still there after the grace was removed on purpose.
-    mutating func settleLost(_ graph: some PortGraph, now: Double) {
+    /// deadline (and a ``SourceChange/lost(source:input:)``); one whose source is still there
+    /// after the grace was removed on purpose. `frame` is the session's captured frames now.
+    mutating func settleLost(_ graph: some PortGraph, now: Double, frame: Int = 0) {
         guard !recentlyLost.isEmpty else { return }
         recentlyLost = recentlyLost.filter { entry in
             if !graph.portExists(entry.source) || entry.portsWentAway {
-                pending.append(Restore(source: entry.source, destination: entry.destination, deadline: nil))
+                pending.append(Restore(source: entry.source, destination: entry.destination, deadline: nil, awaySinceFrame: frame))
+                changes.append(.lost(source: entry.source, input: entry.destination))
                 return false
             }
             return now < entry.until
         }
+    }
+
+    /// The sources lost and returned since the last call, in order.
+    mutating func takeChanges() -> [SourceChange] {
+        defer { changes = [] }
+        return changes
     }
 
     /// The wiring to carry into a rebuilt session: what is connected plus what waits, by input.
@@ -137,8 +160,11 @@ struct ConnectionKeeper {
         for (source, destination) in extra { pending.append(Restore(source: source, destination: destination, deadline: deadline)) }
     }
 
-    /// Makes the restores that can be made now; returns those given up, with their reasons.
-    mutating func retry(_ graph: some PortGraph, inputs: [String], now: Double) -> [JackError] {
+    /// Makes the restores that can be made now; returns those given up, with their reasons. A
+    /// returning source's restore, once the graph shows it, is a
+    /// ``SourceChange/returned(source:input:absentFrames:)`` counted up to `frame`, the
+    /// session's captured frames now.
+    mutating func retry(_ graph: some PortGraph, inputs: [String], now: Double, frame: Int = 0) -> [JackError] {
         guard !pending.isEmpty else { return [] }
         var failures: [JackError] = []
         var kept: [Restore] = []
@@ -168,8 +194,12 @@ struct ConnectionKeeper {
         remember(graph, inputs: inputs)
         // A restore is done when the graph shows it: a source that went away again between the
         // connect and this look (a netjack2 driver re-registering its ports) is waited for again.
-        for restore in made where !holds(restore, inputs: inputs) {
-            if restore.deadline.map({ now > $0 }) ?? false {
+        for restore in made {
+            if holds(restore, inputs: inputs) {
+                if let since = restore.awaySinceFrame {
+                    changes.append(.returned(source: restore.source, input: restore.destination, absentFrames: max(0, frame - since)))
+                }
+            } else if restore.deadline.map({ now > $0 }) ?? false {
                 failures.append(.noSuchPort(restore.source))
             } else {
                 kept.append(restore)

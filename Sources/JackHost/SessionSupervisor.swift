@@ -130,8 +130,10 @@ final class SessionSupervisor: @unchecked Sendable {
                 continue
             }
             metadata.publish(on: live.client, now: now)
-            keeper.settleLost(live.client, now: now)
-            factory.ledger.record(keeper.retry(live.client, inputs: live.view.portNames, now: now))
+            let frame = live.view.engine.capturedFrames.load(ordering: .relaxed)
+            keeper.settleLost(live.client, now: now, frame: frame)
+            factory.ledger.record(keeper.retry(live.client, inputs: live.view.portNames, now: now, frame: frame))
+            for change in keeper.takeChanges() { tell(factory.ledger.record(change)) }
             usleep(20_000)
         }
     }

@@ -69,6 +69,7 @@ final class PluginEventMailbox: @unchecked Sendable {
         case .serverRestored: return make(JACKHOST_PLUGIN_EVENT_SERVER_RESTORED)
         case .routeChanged(let channels): return make(JACKHOST_PLUGIN_EVENT_ROUTE_CHANGED, channels)
         case .freewheelChanged(let on): return make(JACKHOST_PLUGIN_EVENT_FREEWHEEL, on ? 1 : 0)
+        case .sourceLost, .sourceReturned: return nil
         }
     }
 }

@@ -87,4 +87,10 @@ public enum AudioSessionEvent: Sendable, Equatable {
     /// The server started (`true`) or stopped (`false`) freewheeling: cycles run as fast as
     /// the graph allows, with no deadline (an offline render), instead of at the device's pace.
     case freewheelChanged(Bool)
+    /// The source connected to the input port `input` (full names) went away while the server
+    /// kept running (its client quit, or an AES67 stream stopped); the input records silence
+    /// and the host waits for the source to return.
+    case sourceLost(input: String, source: String)
+    /// That source is back and connected again, after `absentFrames` frames without it.
+    case sourceReturned(input: String, source: String, absentFrames: Int)
 }

@@ -44,6 +44,8 @@ final class ConnectionTests: XCTestCase {
         try JACKFixture.withServer(captureChannels: 2) { server in
             var generator = try TestSignalSource(name: "jhgen", server: server.name, channels: 2, signal: .sequence)
             let host = CaptureHost(configuration: .init(serverName: server.name, connections: .patterns(["jhgen:out_.*"])))
+            let events = EventLog()
+            host.onEvent = { events.append($0) }
             try host.start()
             defer { host.stop() }
             let client = try JackClient(name: "observer", server: server.name)
@@ -54,6 +56,7 @@ final class ConnectionTests: XCTestCase {
             // A lost connection whose source vanishes within 2 s counts as vanished; wait that out.
             usleep(2_300_000)
             // Vanish: the generator quits, then returns under the same name.
+            let stoppedAt = Date()
             generator.stop()
             XCTAssertTrue(JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1").isEmpty })
             usleep(200_000)
@@ -62,9 +65,27 @@ final class ConnectionTests: XCTestCase {
             XCTAssertTrue(
                 JACKFixture.waitUntil { client.connections(ofPortNamed: "jackhost:in_1") == ["jhgen:out_1"] },
                 "the vanished source is reconnected")
+            let returnedAt = Date()
             usleep(300_000)
             XCTAssertEqual(client.connections(ofPortNamed: "jackhost:in_2"), [], "a deliberate disconnect is respected")
-            reliabilityFigures("source client quits and returns", "in_1 reconnected to jhgen:out_1; in_2, disconnected by hand, left alone")
+            // The loss and the return are told, once each, and the silence between is counted:
+            // from the stop to the return, within the host's looks (20 ms) and this test's polls.
+            let sourceEvents = events.all.filter {
+                switch $0 {
+                case .sourceLost, .sourceReturned: true
+                default: false
+                }
+            }
+            XCTAssertEqual(sourceEvents.count, 2, "\(sourceEvents)")
+            XCTAssertEqual(sourceEvents.first, .sourceLost(input: "jackhost:in_1", source: "jhgen:out_1"))
+            guard case .sourceReturned(let input, let source, let frames)? = sourceEvents.last else { return XCTFail("\(sourceEvents)") }
+            XCTAssertEqual([input, source], ["jackhost:in_1", "jhgen:out_1"])
+            let away = returnedAt.timeIntervalSince(stoppedAt) * 48000
+            XCTAssertEqual(Double(frames), away, accuracy: 0.25 * 48000, "frames without the source: \(frames), wall clock \(away)")
+            XCTAssertEqual(host.statistics.sourceReturns, 1)
+            XCTAssertEqual(host.statistics.sourceAbsentFrames, frames)
+            reliabilityFigures(
+                "source client quits and returns", "in_1 reconnected to jhgen:out_1 after \(frames) frames; in_2, disconnected by hand, left alone")
         }
     }
 

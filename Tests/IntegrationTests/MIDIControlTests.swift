@@ -39,18 +39,29 @@ final class MIDIControlTests: XCTestCase {
     /// W64 keeps its markers before the audio, in room reserved for them (Wave64Writer).
     func testMachineControlStartsAndStopsATakeAndANoteMarksItInW64() throws { try machineControlTake(extension: "w64") }
 
-    /// A take driven by MMC and a note, in the container `extension` names, checked to the frame.
-    private func machineControlTake(extension: String) throws {
+    /// A private server with the sequence on `jhmidigen:out_*`, and `record FILE --signal-trigger
+    /// --sidecar --midi-control` with `options` added, once its control input is up; `body` gets
+    /// the server, jackhost and the built sender.
+    private func withMIDIControlledTake(
+        _ file: String, _ options: [String], _ body: (PrivateJACKServer, RunningJackhost, String) throws -> Void
+    ) throws {
         let sender = try buildSender()
         try JACKFixture.withServer(captureChannels: 2) { server in
             let generator = try TestSignalSource(name: "jhmidigen", server: server.name, channels: 2, signal: .sequence)
             defer { generator.stop() }
             let child = try RunningJackhost(
                 arguments: [
-                    "record", path("take.\(`extension`)"), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
-                    "--no-meter", "--midi-control", "--midi-marker", "note:60",
-                ], directory: workDirectory)
+                    "record", path(file), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
+                    "--no-meter", "--midi-control",
+                ] + options, directory: workDirectory)
             XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { child.stderr.contains("MIDI control at jackhost:control") }, child.stderr)
+            try body(server, child, sender)
+        }
+    }
+
+    /// A take driven by MMC and a note, in the container `extension` names, checked to the frame.
+    private func machineControlTake(extension: String) throws {
+        try withMIDIControlledTake("take.\(`extension`)", ["--midi-marker", "note:60"]) { server, child, sender in
             // Record Strobe at frame 17 of its cycle, note 60, MMC Stop to device 1 (not ours:
             // ignored), then Stop at frame 40 of its cycle.
             let sent = try JACKFixture.run(
@@ -97,16 +108,7 @@ final class MIDIControlTests: XCTestCase {
     /// not mark again); a broadcast Record Strobe starts the second take and a Stop to device 5
     /// ends it.
     func testPlayRecordExitADeviceIDAndAControllerMarker() throws {
-        let sender = try buildSender()
-        try JACKFixture.withServer(captureChannels: 2) { server in
-            let generator = try TestSignalSource(name: "jhmidigen", server: server.name, channels: 2, signal: .sequence)
-            defer { generator.stop() }
-            let child = try RunningJackhost(
-                arguments: [
-                    "record", path("take.wav"), "-s", server.name, "--connect", "jhmidigen:out_.*", "--signal-trigger", "--sidecar",
-                    "--no-meter", "--midi-control", "--mmc-id", "5", "--midi-marker", "cc:20",
-                ], directory: workDirectory)
-            XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { child.stderr.contains("MIDI control at jackhost:control") }, child.stderr)
+        try withMIDIControlledTake("take.wav", ["--mmc-id", "5", "--midi-marker", "cc:20"]) { server, child, sender in
             let events = [
                 "300:11:f07f050602f7",  // Play, device 5: take 1 starts
                 "200:3:b0147f", "100:5:b01464",  // CC 20 rises (a marker), stays high (none)

@@ -71,6 +71,8 @@ final class NSMSessionTests: XCTestCase {
             let manager = try openSession(at: folder, name: "Gig", id: "jackhost.nTEST", server: server, log: path("jackhost.log"))
             defer { manager.stop() }
             XCTAssertEqual(manager.events.first { $0["event"] as? String == "opened" }?["jack_client"] as? Bool, true, manager.clientLog)
+            // Sent right after the open's reply, so it may reach the manager a moment after "opened".
+            XCTAssertNotNil(manager.waitForMessage("/nsm/client/gui_is_hidden", timeout: 5), manager.clientLog)
             XCTAssertEqual(manager.messages("/nsm/client/gui_is_hidden").count, 1, "the optional GUI's first state")
 
             manager.command("loaded")

@@ -42,6 +42,33 @@ final class ConnectionKeeperTests: XCTestCase {
         XCTAssertTrue(keeper.pending.isEmpty)
     }
 
+    /// A source that goes away is told once as lost, and once as returned when the graph shows
+    /// it connected again, with the frames its input went without it; a restore after a
+    /// reconnect (no source went away while running) tells nothing.
+    func testASourceThatGoesAndComesBackIsToldWithTheFramesItWasAway() {
+        let graph = FakeGraph()
+        graph.ports = ["stage:out_1"]
+        graph.wires = ["jh:in_1": ["stage:out_1"]]
+        var keeper = ConnectionKeeper(restoreTimeout: 10)
+        keeper.remember(graph, inputs: ["jh:in_1"])
+        graph.removePort("stage:out_1")
+        keeper.observe(graph, inputs: ["jh:in_1"], now: 1, unregistrations: 1)
+        keeper.settleLost(graph, now: 1, frame: 48_000)
+        XCTAssertEqual(keeper.takeChanges(), [.lost(source: "stage:out_1", input: "jh:in_1")])
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 2, frame: 96_000), [])
+        XCTAssertEqual(keeper.takeChanges(), [], "nothing returned while the source is away")
+        graph.ports.insert("stage:out_1")
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 3.5, frame: 168_000), [])
+        XCTAssertEqual(keeper.takeChanges(), [.returned(source: "stage:out_1", input: "jh:in_1", absentFrames: 120_000)])
+        XCTAssertEqual(keeper.takeChanges(), [], "told once")
+
+        keeper.planRestore([["stage:out_1"]], inputs: ["jh:in_1"], now: 4)
+        graph.wires = [:]
+        XCTAssertEqual(keeper.retry(graph, inputs: ["jh:in_1"], now: 4, frame: 0), [])
+        XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["stage:out_1"])
+        XCTAssertEqual(keeper.takeChanges(), [], "a restore after a reconnect is not a source's return")
+    }
+
     /// jack2 refuses to connect a port of a client that is not active yet: retried, not given up.
     func testARefusedRestoreIsRetriedUntilTheClientActivates() {
         let graph = FakeGraph()
@@ -71,7 +98,7 @@ final class ConnectionKeeperTests: XCTestCase {
         graph.removePort("gen:out_1")  // the generator quits
         keeper.observe(graph, inputs: inputs, now: 4)
         keeper.settleLost(graph, now: 4.1)
-        XCTAssertEqual(keeper.pending, [.init(source: "gen:out_1", destination: "jh:in_1", deadline: nil)])
+        XCTAssertEqual(keeper.pending, [.init(source: "gen:out_1", destination: "jh:in_1", deadline: nil, awaySinceFrame: 0)])
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1000), [], "no deadline while the source is away")
         graph.ports.insert("gen:out_1")  // it returns
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1001), [])
@@ -92,7 +119,7 @@ final class ConnectionKeeperTests: XCTestCase {
         graph.ports.insert("system:capture_1")  // back before anyone looked
         keeper.observe(graph, inputs: inputs, now: 1, unregistrations: 1)
         keeper.settleLost(graph, now: 1.02)
-        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_1", destination: "jh:in_1", deadline: nil)])
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_1", destination: "jh:in_1", deadline: nil, awaySinceFrame: 0)])
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.02), [])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_1"), ["system:capture_1"])
 
@@ -121,7 +148,7 @@ final class ConnectionKeeperTests: XCTestCase {
         XCTAssertTrue(keeper.pending.isEmpty, "no unregistration yet: it may be deliberate")
         keeper.observe(graph, inputs: inputs, now: 1.5, unregistrations: 1)
         keeper.settleLost(graph, now: 1.5)
-        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil)])
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil, awaySinceFrame: 0)])
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.5), [])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
     }
@@ -142,7 +169,7 @@ final class ConnectionKeeperTests: XCTestCase {
         graph.ports.insert("system:capture_2")
         keeper.observe(graph, inputs: inputs, now: 1.02, unregistrations: 2)
         keeper.settleLost(graph, now: 1.02)
-        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil)])
+        XCTAssertEqual(keeper.pending, [.init(source: "system:capture_2", destination: "jh:in_2", deadline: nil, awaySinceFrame: 0)])
         XCTAssertEqual(keeper.retry(graph, inputs: inputs, now: 1.02), [])
         XCTAssertEqual(graph.connections(ofPortNamed: "jh:in_2"), ["system:capture_2"])
 

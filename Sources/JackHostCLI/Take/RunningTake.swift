@@ -159,6 +159,10 @@ final class RunningTake {
                 waitingForServer.value.store(false, ordering: .relaxed)
                 if !quiet { printNote("reconnected to the JACK server; recording continues in a new segment") }
             case .routeChanged(let channels): if !quiet { printNote("the server now reports \(channels) capture channels") }
+            case .sourceLost(let input, let source):
+                printNote("\(source) went away from \(input): the input records silence until it returns (waiting for it)")
+            case .sourceReturned(let input, let source, let frames):
+                printNote("\(source) is back on \(input), reconnected after \(frames) frames of silence")
             default: break
             }
         }

@@ -125,6 +125,11 @@ struct TakeSummary {
                 "the server's clock skipped this client \(stats.timelineGaps) time(s), \(stats.timelineGapFrames) frames in all (frame time jumped); audio a device captured then never reached jackhost"
             )
         }
+        if stats.sourceReturns > 0 {
+            printNote(
+                "sources came back \(stats.sourceReturns) time(s) after going away, reconnected each time; their inputs recorded \(stats.sourceAbsentFrames) frames of silence in all meanwhile"
+            )
+        }
         for line in ending.pluginFailures { printError(line) }
         for failure in take.host.connectionFailures.dropFirst(take.failuresAtStart) {
             printError("warning: a connection was not restored: \(failure)")

@@ -41,6 +41,11 @@ enum CommandTables {
             OptionSpec(
                 "connect", value: "PATTERN", repeatable: true,
                 help: "connect ports matching PATTERN (exact name or regex, see PATTERNS in `jackhost --help`) to in_1, in_2, ..."),
+            OptionSpec(
+                "connect-stream", value: "NAME", repeatable: true,
+                help:
+                    "connect the audio outputs of the JACK client named NAME (an AES67 stream's SDP session name under PipeWire), in port order; without -c, one input per port; inputs are named \"NAME FL\" (instead of --connect)"
+            ),
             OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
             OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio, 0.001 to 31536000 (default: until interrupted)"),
             OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),

@@ -6,6 +6,12 @@ extension CaptureHost {
         /// Output ports matching these patterns, in order, feed `in_1`, `in_2`, …
         /// A pattern is an exact port name or a JACK (POSIX extended) regular expression.
         case patterns([String])
+        /// The audio output ports of the JACK clients with these names (``JackStream``: under
+        /// PipeWire, an RTP stream's SDP session name), stream after stream and each in port
+        /// order, feed `in_1`, `in_2`, … Each input's pretty-name is then its stream's name and
+        /// channel (`Stage Left FL`), and without a ``Configuration/channelCount`` there is one
+        /// input per port found.
+        case streams([String])
         /// Leave the inputs unconnected, for patching by hand.
         case none
     }
@@ -16,7 +22,8 @@ extension CaptureHost {
         public var clientName: String
         /// The server to use, or nil for the default server.
         public var serverName: String?
-        /// The number of inputs; nil follows the server's physical capture port count.
+        /// The number of inputs; nil follows the server's physical capture port count (with
+        /// ``Connections/streams(_:)``, the streams' port count at start).
         public var channelCount: Int?
         /// How inputs are connected after activation.
         public var connections: Connections

@@ -99,13 +99,18 @@ public final class CaptureHost: @unchecked Sendable {
     public func start() throws {
         precondition(!started, "CaptureHost.start() called twice")
         ledger = CaptureLedger(consumerNames: consumers.deferredNames)
-        let factory = SessionFactory(
+        var factory = SessionFactory(
             configuration: configuration, consumers: consumers, ledger: ledger, timer: callbackTimer, controlEvents: controlEvents)
         let client = try factory.openClient()
         let live: LiveSession
         let sources: [String]
         do {
             let session = AudioSessionInfo(client: client)
+            if let streams = try resolveStreams(client: client) {
+                // Streams fix the inputs at start: one per port found, named after stream and channel.
+                factory.inputNames = streams.names
+                if factory.configuration.channelCount == nil { factory.configuration.channelCount = streams.ports.count }
+            }
             let channels = try factory.channelCount(for: session)
             sources = try resolveSources(client: client, session: session, channels: channels)
             let format = StreamFormat(sampleRate: session.sampleRate, channelCount: channels)
@@ -171,7 +176,24 @@ public final class CaptureHost: @unchecked Sendable {
                 sources.append(contentsOf: matches)
             }
             return sources
+        case .streams:
+            return (try resolveStreams(client: client))?.ports ?? []
         }
+    }
+
+    /// For ``Connections/streams(_:)``: each named stream's ports in order, and the input name
+    /// each gives (`Stage Left FL`); nil for other connections.
+    private func resolveStreams(client: JackClient) throws(JackError) -> (ports: [String], names: [String])? {
+        guard case .streams(let names) = configuration.connections else { return nil }
+        let outputs = try client.audioOutputPortNames()
+        var found: (ports: [String], names: [String]) = ([], [])
+        for name in names {
+            let ports = JackStream.ports(ofStream: name, among: outputs)
+            if ports.isEmpty { throw JackError.streamMatchedNothing(name: name) }
+            found.ports += ports
+            found.names += ports.map { JackStream.inputName(stream: name, port: $0) }
+        }
+        return found
     }
 
     /// Stops delivery, lets deferred consumers drain their rings, calls `finish()` on every

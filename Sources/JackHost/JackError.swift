@@ -30,6 +30,8 @@ public enum JackError: Error, Equatable, CustomStringConvertible, Sendable {
     case connectionFailed(source: String, destination: String, code: Int32)
     /// A `--connect` pattern matched no output port.
     case patternMatchedNothing(pattern: String)
+    /// A `--connect-stream` name is no JACK client with audio output ports (``JackStream``).
+    case streamMatchedNothing(name: String)
     /// The server reports no physical capture ports and no channel count was given.
     case noCapturePorts(server: String?)
     /// A channel count outside 1...1024.
@@ -102,6 +104,8 @@ public enum JackError: Error, Equatable, CustomStringConvertible, Sendable {
             return "could not connect \(source) to \(destination) (error \(code)); check both names with `jack_lsp`"
         case .patternMatchedNothing(let pattern):
             return "--connect pattern \"\(pattern)\" matches no audio output port; list the ports with `jack_lsp -t`"
+        case .streamMatchedNothing(let name):
+            return "--connect-stream \"\(Self.shortened(name))\" is no JACK client with audio output ports; list the streams with `jackhost info`"
         case .noCapturePorts(let server):
             return "the JACK server\(Self.named(server)) has no physical capture ports; pass --channels N and --connect PATTERN"
         case .invalidChannelCount(let count):

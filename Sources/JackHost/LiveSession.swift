@@ -13,11 +13,14 @@ struct LiveSession: ~Copyable {
     let view: LiveSessionView
     /// The inputs, in order; the supervisor publishes their metadata (``PortMetadataPublisher``).
     let ports: [JackPort]
+    /// The inputs' pretty-names where the wiring gave them (``SessionFactory/inputNames``).
+    let inputNames: [String]
 
-    private init(client: JackClient, view: LiveSessionView, ports: [JackPort]) {
+    private init(client: JackClient, view: LiveSessionView, ports: [JackPort], inputNames: [String]) {
         self.client = client
         self.view = view
         self.ports = ports
+        self.inputNames = inputNames
     }
 
     /// Registers `in_1` … `in_N` with metadata, builds the engine (which the client then owns
@@ -25,7 +28,7 @@ struct LiveSession: ~Copyable {
     ///
     /// On failure the client is closed here, before anything it called back into is released.
     static func open(
-        client: JackClient, session: AudioSessionInfo, format: StreamFormat, consumers: ConsumerRegistry,
+        client: JackClient, session: AudioSessionInfo, format: StreamFormat, inputNames: [String], consumers: ConsumerRegistry,
         runners: [DeferredConsumerRunner], frameLimit: Int, expectedFrameTime: UInt32?,
         timer: CallbackTimer?, readsTransport: Bool, controlEvents: MIDIControlQueue?
     ) throws -> LiveSession {
@@ -35,7 +38,7 @@ struct LiveSession: ~Copyable {
                 let port = try client.registerAudioInput(named: "in_\(index)")
                 registered.append(port)
             }
-            PortMetadataPublisher.setAll(ports: registered, on: client)
+            PortMetadataPublisher.setAll(ports: registered, names: inputNames, on: client)
             let control = try controlEvents.map { queue throws(JackError) in
                 (port: try client.registerMIDIInput(named: "control"), queue: queue)
             }
@@ -54,7 +57,7 @@ struct LiveSession: ~Copyable {
             let view = LiveSessionView(
                 client: client, session: session, format: format, engine: engine, runners: runners,
                 portNames: registered.map { client.fullName(of: $0) })
-            return LiveSession(client: client, view: view, ports: registered)
+            return LiveSession(client: client, view: view, ports: registered, inputNames: inputNames)
         } catch {
             client.close()
             throw error

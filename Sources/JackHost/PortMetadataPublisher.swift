@@ -25,19 +25,20 @@ struct PortMetadataPublisher {
     /// How many times a property was set after the first, for tests and diagnostics.
     private(set) var repeatedSets = 0
 
-    /// The properties for `ports`, in input order: pretty-name "Input N" and order N.
-    init(ports: [JackPort]) {
+    /// The properties for `ports`, in input order: pretty-name `names[N-1]` (a stream's name
+    /// and channel), or "Input N" past the end of `names`, and order N.
+    init(ports: [JackPort], names: [String] = []) {
         pending = ports.enumerated().flatMap { offset, port in
-            PortMetadataPublisher.properties(forInput: offset + 1).map {
+            PortMetadataPublisher.properties(forInput: offset + 1, names: names).map {
                 Property(port: port, key: $0.key, value: $0.value, type: $0.type)
             }
         }
     }
 
     /// What input `number` (from 1) carries: its pretty-name and its order.
-    static func properties(forInput number: Int) -> [(key: String, value: String, type: String?)] {
+    static func properties(forInput number: Int, names: [String] = []) -> [(key: String, value: String, type: String?)] {
         [
-            (JackClient.prettyNameKey, "Input \(number)", nil),
+            (JackClient.prettyNameKey, names.indices.contains(number - 1) ? names[number - 1] : "Input \(number)", nil),
             (JackClient.orderKey, String(number), JackClient.integerType),
         ]
     }
@@ -46,9 +47,9 @@ struct PortMetadataPublisher {
     var isConfirmed: Bool { pending.isEmpty }
 
     /// Sets every property once (at registration, so jackd's patchbays see it at once).
-    static func setAll(ports: [JackPort], on client: JackClient) {
+    static func setAll(ports: [JackPort], names: [String] = [], on client: JackClient) {
         for (offset, port) in ports.enumerated() {
-            for property in properties(forInput: offset + 1) {
+            for property in properties(forInput: offset + 1, names: names) {
                 client.setProperty(on: port, key: property.key, value: property.value, type: property.type)
             }
         }

@@ -4,7 +4,10 @@
 struct SessionFactory: @unchecked Sendable {
     // @unchecked: the registry and ledger are thread-safe classes; the timer is written only
     // by the real-time thread of the one live session and read after it closed.
-    let configuration: CaptureHost.Configuration
+    var configuration: CaptureHost.Configuration
+    /// The inputs' pretty-names in order, where the wiring names them (streams); an input
+    /// without one is "Input N".
+    var inputNames: [String] = []
     let consumers: ConsumerRegistry
     let ledger: CaptureLedger
     let timer: CallbackTimer?
@@ -40,7 +43,7 @@ struct SessionFactory: @unchecked Sendable {
             return configuration.durationLimit.map { Int(($0 * session.sampleRate).rounded()) }
         }
         let live = try LiveSession.open(
-            client: client, session: session, format: format, consumers: consumers,
+            client: client, session: session, format: format, inputNames: inputNames, consumers: consumers,
             runners: makeRunners(session: session, channels: format.channelCount),
             frameLimit: frameLimit, expectedFrameTime: expectedFrameTime, timer: timer,
             readsTransport: configuration.readsTransport, controlEvents: controlEvents)

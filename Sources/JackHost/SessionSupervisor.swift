@@ -79,7 +79,7 @@ final class SessionSupervisor: @unchecked Sendable {
     private func supervise(_ first: consuming LiveSession) {
         var live = first
         var events = EventWatch(live.view.engine)
-        var metadata = PortMetadataPublisher(ports: live.ports)
+        var metadata = PortMetadataPublisher(ports: live.ports, names: live.inputNames)
         var tick = 0
         while true {
             if stopping {
@@ -99,7 +99,7 @@ final class SessionSupervisor: @unchecked Sendable {
                 }
                 live = next
                 events = EventWatch(live.view.engine)
-                metadata = PortMetadataPublisher(ports: live.ports)
+                metadata = PortMetadataPublisher(ports: live.ports, names: live.inputNames)
                 reconnections.add(1, ordering: .relaxed)
                 tell(.serverRestored)
                 continue
@@ -126,7 +126,7 @@ final class SessionSupervisor: @unchecked Sendable {
                 }
                 live = next
                 events = EventWatch(live.view.engine)
-                metadata = PortMetadataPublisher(ports: live.ports)
+                metadata = PortMetadataPublisher(ports: live.ports, names: live.inputNames)
                 continue
             }
             metadata.publish(on: live.client, now: now)

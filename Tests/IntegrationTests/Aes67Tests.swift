@@ -44,6 +44,7 @@ final class Aes67Tests: XCTestCase {
             XCTAssertGreaterThan(wire["packets"] as? Int ?? 0, 1900, "\(wire)")
 
             try recordTenSeconds(aes)
+            try listStreams(aes)
             try followSenderRestart(aes)
         }
     }
@@ -138,14 +139,46 @@ final class Aes67Tests: XCTestCase {
         )
     }
 
-    /// The sender stops (SIGTERM: SAP deletion) and starts again; jackhost records on and
-    /// reconnects the stream's returning ports.
+    /// `jackhost info` lists the stream by its session name with its 2 channels, and a
+    /// `--connect-stream` name that is on no client is refused in one line (status 1, as a
+    /// `--connect` pattern that matches nothing).
+    private func listStreams(_ aes: Aes67Environment) throws {
+        let info = try aes.receiver.run(JackhostBinary.path, ["info", "--json"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any], info.stdout)
+        let streams = try XCTUnwrap(object["streams"] as? [[String: Any]], info.stdout)
+        let stream = try XCTUnwrap(streams.first { $0["name"] as? String == "Stage Left" }, info.stdout)
+        XCTAssertEqual(stream["channels"] as? Int, 2)
+        XCTAssertEqual(stream["ports"] as? [String], ["Stage Left:capture_FL", "Stage Left:capture_FR"])
+        // PipeWire flags an Audio/Source node's ports physical, as a sound card's.
+        XCTAssertEqual(stream["physical"] as? Bool, true)
+        let text = try aes.receiver.run(JackhostBinary.path, ["info"])
+        XCTAssertTrue(text.stdout.contains("Stage Left: FL FR (2 channels, physical)"), text.stdout)
+        let unknown = try aes.receiver.run(
+            JackhostBinary.path, ["record", work.appendingPathComponent("none.wav").path, "--connect-stream", "Stage Right", "-d", "1"])
+        XCTAssertEqual(unknown.status, 1, unknown.stderr)
+        let lines = unknown.stderr.split(separator: "\n").filter { $0.contains("Stage Right") }
+        XCTAssertEqual(lines.count, 1, unknown.stderr)
+        XCTAssertTrue(lines.first?.contains("is no JACK client with audio output ports") ?? false, unknown.stderr)
+    }
+
+    /// The stream recorded by its session name (`--connect-stream`, no channel count: one input
+    /// per port); jackhost's inputs carry the stream's name and channel as pretty-names, read
+    /// back with jack_property. Then the sender stops (SIGTERM: SAP deletion) and starts again;
+    /// jackhost records on and reconnects the stream's returning ports.
     private func followSenderRestart(_ aes: Aes67Environment) throws {
         let wav = work.appendingPathComponent("restart.wav").path
         let take = try aes.receiver.start(
-            "take", JackhostBinary.path, ["record", wav, "-c", "2", "--connect", "Stage Left:capture_.*", "--no-meter"])
+            "take", JackhostBinary.path, ["record", wav, "--connect-stream", "Stage Left", "--no-meter"])
         defer { take.stop() }
-        XCTAssertTrue(JACKFixture.waitUntil { self.connections(aes.receiver).count == 2 }, take.log)
+        XCTAssertTrue(JACKFixture.waitUntil { self.connections(aes.receiver) == ["Stage Left:capture_FL", "Stage Left:capture_FR"] }, take.log)
+        XCTAssertTrue(take.log.contains("capturing 2 channels"), take.log)
+        var pretty: [String?] = []
+        let named = JACKFixture.waitUntil(timeout: 10) {
+            pretty = (1...2).map { self.prettyName(aes.receiver, "jackhost:in_\($0)") }
+            return pretty == ["Stage Left FL", "Stage Left FR"]
+        }
+        XCTAssertTrue(named, "pretty-names: \(pretty)\n\(take.log)")
         usleep(1_500_000)
         aes.stopSender()
         XCTAssertTrue(JACKFixture.waitUntil(timeout: 10) { aes.receiverPorts().isEmpty }, "the stream's ports go away with its SAP deletion")
@@ -160,6 +193,7 @@ final class Aes67Tests: XCTestCase {
         XCTAssertTrue(JACKFixture.waitUntil(timeout: 20) { !take.process.isRunning }, take.log)
         XCTAssertEqual(take.process.terminationStatus, 0, take.log)
         XCTAssertFalse(take.log.contains("not restored"), take.log)
+        XCTAssertEqual(try AudioFileCheck.sndfileInfoHeader(wav)?.channels, 2, "one input per port of the stream")
         let channels = try AudioFileCheck.readWithSox(wav, channels: 2)
         let start = try XCTUnwrap(Aes67Tests.soundingFrom(channels)) + 1024
         // Sound, then the stream's absence (silence, as long as the sender was away), then sound.
@@ -171,6 +205,15 @@ final class Aes67Tests: XCTestCase {
         reliabilityFigures(
             "AES67 sender restart",
             "ports gone on SAP deletion, back on the new announcement, reconnected; the absence is \(gap.length) silent frames")
+    }
+
+    /// A port's pretty-name as `jack_property -p -l` (JACK's own tool) lists it: under
+    /// pw-jack, `key: ...pretty-name value: Stage Left FL type: ` on one line.
+    private func prettyName(_ pipewire: PipeWireEnvironment, _ port: String) -> String? {
+        let listing = (try? pipewire.run("jack_property", ["-p", "-l", port]).stdout) ?? ""
+        let line = listing.split(separator: "\n").first { $0.contains(JackClient.prettyNameKey) }
+        let value = line?.components(separatedBy: " value: ").dropFirst().first
+        return value?.components(separatedBy: " type:").first?.trimmingCharacters(in: .whitespaces)
     }
 
     /// jackhost's inputs' sources on the receiver, in input order.

@@ -65,13 +65,19 @@ final class CommandTests: XCTestCase {
                 Set(object.keys),
                 [
                     "sampleRate", "bufferFrames", "ioBufferDuration", "inputNumberOfChannels",
-                    "inputLatencyFrames", "capturePorts",
+                    "inputLatencyFrames", "capturePorts", "streams",
                 ])
             XCTAssertEqual(object["inputNumberOfChannels"] as? Int, 6)
             XCTAssertEqual(object["sampleRate"] as? Double, 48000)
             XCTAssertEqual(object["bufferFrames"] as? Int, 256)
             XCTAssertEqual((object["capturePorts"] as? [String])?.count, 6)
             XCTAssertEqual(object["ioBufferDuration"] as? Double ?? 0, 256.0 / 48000, accuracy: 1e-9)
+            // jackd's own capture ports are one stream, physical (info's own client has no outputs).
+            let streams = try XCTUnwrap(object["streams"] as? [[String: Any]])
+            XCTAssertEqual(streams.map { $0["name"] as? String }, ["system"])
+            XCTAssertEqual(streams.first?["channels"] as? Int, 6)
+            XCTAssertEqual(streams.first?["physical"] as? Bool, true)
+            XCTAssertEqual(streams.first?["ports"] as? [String], object["capturePorts"] as? [String])
         }
     }
 

@@ -78,6 +78,52 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertTrue(run.meter && run.stream)
     }
 
+    /// `--connect-stream NAME`, repeatable, becomes ``CaptureHost/Connections/streams(_:)`` in
+    /// the order given; it excludes `--connect` and `--no-auto-connect`, and a name JACK can't
+    /// have as a client name is refused before JACK is touched.
+    func testConnectStreamIsRepeatableAndExcludesTheOtherWirings() throws {
+        func message(_ arguments: [String]) -> String {
+            do {
+                let plan = try CapturePlan(
+                    command: "record", parsed: parseArguments(["x.wav"] + arguments, options: CommandTables.record, command: "record"))
+                return "\(plan.connections)"
+            } catch { return (error as? UsageError)?.message ?? "\(error)" }
+        }
+        XCTAssertEqual(message(["--connect-stream", "Stage Left"]), "\(CaptureHost.Connections.streams(["Stage Left"]))")
+        XCTAssertEqual(
+            message(["--connect-stream", "Stage Left", "--connect-stream", "Stage Right"]),
+            "\(CaptureHost.Connections.streams(["Stage Left", "Stage Right"]))")
+        XCTAssertEqual(
+            message(["--connect-stream", "Stage Left", "--connect", "system:.*"]), "--connect-stream and --connect exclude each other; give one")
+        XCTAssertEqual(
+            message(["--connect-stream", "Stage Left", "--no-auto-connect"]),
+            "--connect-stream and --no-auto-connect exclude each other; give one")
+        XCTAssertEqual(message(["--connect-stream", "a:b"]), "--connect-stream: client name \"a:b\" is not usable; use 1-63 bytes without ':'")
+        XCTAssertEqual(message(["--connect-stream", ""]), "--connect-stream: client name \"\" is not usable; use 1-63 bytes without ':'")
+        XCTAssertEqual(message(["--connect", "system:.*"]), "\(CaptureHost.Connections.patterns(["system:.*"]))", "--connect as before")
+    }
+
+    /// `info --json` keeps the session's keys and adds `streams`; the text gives one line per stream.
+    func testInfoReportAddsStreamsBesideTheSessionKeys() throws {
+        let session = AudioSessionInfo(
+            sampleRate: 48000, bufferSize: 1024, inputNumberOfChannels: 2, capturePorts: ["Stage Left:capture_FL", "Stage Left:capture_FR"])
+        let streams = [
+            JackStream(name: "Stage Left", ports: ["Stage Left:capture_FL", "Stage Left:capture_FR"], isPhysical: true),
+            JackStream(name: "player", ports: ["player:out_1"]),
+        ]
+        let report = InfoReport(session: session, streams: streams)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let sessionObject = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(session)) as? [String: Any])
+        XCTAssertEqual(Set(object.keys), Set(sessionObject.keys).union(["streams"]))
+        let listed = try XCTUnwrap(object["streams"] as? [[String: Any]])
+        XCTAssertEqual(listed.map { $0["name"] as? String }, ["Stage Left", "player"])
+        XCTAssertEqual(listed.map { $0["channels"] as? Int }, [2, 1])
+        XCTAssertEqual(listed.map { $0["physical"] as? Bool }, [true, false])
+        XCTAssertTrue(report.text.contains("streams:           Stage Left: FL FR (2 channels, physical)\n"), report.text)
+        XCTAssertTrue(report.text.hasSuffix("\n                   player: 1 (1 channel)"), report.text)
+        XCTAssertTrue(InfoReport(session: session, streams: []).text.hasSuffix("streams:           (none)"))
+    }
+
     func testNumbersAreDecimalRangeCheckedAndNeverTrap() throws {
         XCTAssertEqual(ValueParsing.decimal("90"), 90)
         XCTAssertEqual(ValueParsing.decimal("2.5"), 2.5)

@@ -50,7 +50,8 @@ enum CommandCatalog {
 
     static let info = CommandEntry(
         name: "info", synopsis: "[--server NAME] [--json]",
-        summary: "Print what the JACK server reports: the AVAudioSession analog.",
+        summary:
+            "Print what the JACK server reports: the AVAudioSession analog, and the streams (each client with audio outputs, such as an AES67 stream under PipeWire, named after its SDP session).",
         options: CommandTables.info, positional: .none)
     static let record = CommandEntry(
         name: "record", synopsis: "[FILE] [OPTIONS]",

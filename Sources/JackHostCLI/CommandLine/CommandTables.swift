@@ -37,10 +37,17 @@ enum CommandTables {
     static let host: [OptionSpec] =
         server + [
             OptionSpec("name", short: "n", value: "CLIENT", help: "JACK client name, 1-63 bytes without ':' (default: jackhost)"),
-            OptionSpec("channels", short: "c", value: "N", help: "number of inputs, 1-1024 (default: the server's physical capture ports)"),
+            OptionSpec(
+                "channels", short: "c", value: "N",
+                help: "number of inputs, 1-1024 (default: the server's physical capture ports, or the --connect-stream ports)"),
             OptionSpec(
                 "connect", value: "PATTERN", repeatable: true,
                 help: "connect ports matching PATTERN (exact name or regex, see PATTERNS in `jackhost --help`) to in_1, in_2, ..."),
+            OptionSpec(
+                "connect-stream", value: "NAME", repeatable: true,
+                help:
+                    "connect the audio outputs of the JACK client named NAME (an AES67 stream's SDP session name under PipeWire), in port order; without -c, one input per port; inputs are named \"NAME FL\" (instead of --connect)"
+            ),
             OptionSpec("no-auto-connect", help: "leave the inputs unconnected"),
             OptionSpec("duration", short: "d", value: "SECONDS", help: "stop after SECONDS of audio, 0.001 to 31536000 (default: until interrupted)"),
             OptionSpec("quiet", short: "q", help: "print no meters or summaries, only errors"),
@@ -104,7 +111,9 @@ enum CommandTables {
         server + [
             OptionSpec(
                 "json",
-                help: "print JSON with the keys sampleRate, bufferFrames, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts"),
+                help:
+                    "print JSON with the keys sampleRate, bufferFrames, ioBufferDuration, inputNumberOfChannels, inputLatencyFrames, capturePorts, and streams (each JACK client with audio outputs: name, ports, channels, physical)"
+            ),
             help,
         ]
     static let record: [OptionSpec] =
@@ -160,7 +169,7 @@ enum CommandTables {
         Usage: jackhost COMMAND [OPTIONS]
 
         Commands:
-          info            print the session: sample rate, period, capture channels and ports
+          info            print the session: sample rate, period, capture channels and ports, streams
           record [FILE]   record every input to FILE (WAV, RF64, W64, CAF, FLAC, Ogg Vorbis, Opus or
                           MP3; without FILE, a new jackhost-YYYYMMDD-HHMMSS.wav named when the
                           first audio arrives)

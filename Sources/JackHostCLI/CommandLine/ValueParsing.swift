@@ -122,6 +122,15 @@ enum ValueParsing {
         return patterns
     }
 
+    /// `--connect-stream` names: JACK client names (1-63 bytes without ':'), matched exactly.
+    static func streamNames(_ parsed: ParsedArguments) throws(UsageError) -> [String] {
+        let names = parsed.values["connect-stream"] ?? []
+        for name in names {
+            do { try JackError.checkClientName(name) } catch { throw UsageError("--connect-stream: \(error.description)") }
+        }
+        return names
+    }
+
     /// A path as a message shows it: whole, so the user can tell which file is meant, with line
     /// breaks as spaces and cut only past `PATH_MAX` (4096) characters, which no real path reaches.
     static func shownPath(_ path: String) -> String {

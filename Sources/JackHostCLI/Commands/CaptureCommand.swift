@@ -123,11 +123,18 @@ struct CapturePlan {
         if let hook = alarms?.hook { hooks.append(hook) }
     }
 
-    /// `--connect` patterns, `--no-auto-connect`, or the physical capture ports by default.
+    /// `--connect` patterns, `--connect-stream` names, `--no-auto-connect`, or the physical
+    /// capture ports by default.
     private static func connections(_ parsed: ParsedArguments) throws -> CaptureHost.Connections {
         let patterns = try ValueParsing.patterns(parsed)
+        let streams = try ValueParsing.streamNames(parsed)
         if parsed.has("no-auto-connect") && !patterns.isEmpty {
             throw UsageError("--connect and --no-auto-connect exclude each other; give one")
+        }
+        if !streams.isEmpty {
+            if !patterns.isEmpty { throw UsageError("--connect-stream and --connect exclude each other; give one") }
+            if parsed.has("no-auto-connect") { throw UsageError("--connect-stream and --no-auto-connect exclude each other; give one") }
+            return .streams(streams)
         }
         return parsed.has("no-auto-connect") ? .none : patterns.isEmpty ? .physicalCapture : .patterns(patterns)
     }

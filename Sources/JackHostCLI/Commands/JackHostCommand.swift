@@ -90,37 +90,3 @@ func printError(_ message: String) {
 func printNote(_ message: String) {
     writeAll("\(messagePrefix.withLock { $0 })\(message)\n", to: STDERR_FILENO)
 }
-
-/// `jackhost info`: the session, for people or as JSON.
-enum InfoCommand {
-    static func run(_ arguments: [String]) throws -> ExitStatus {
-        let parsed = try parseArguments(arguments, options: CommandTables.info, command: "info")
-        if parsed.has("help") {
-            print(CommandCatalog.info.usage)
-            return .success
-        }
-        if let extra = parsed.positionals.first { throw UsageError("unexpected argument \"\(ValueParsing.shown(extra))\" for `jackhost info`") }
-        let server = try ValueParsing.server(parsed)
-        if parsed.has("embedded-server") && parsed.value("server") != nil {
-            throw UsageError("--embedded-server and --server exclude each other; give one")
-        }
-        let embedded = try EmbeddedServer.startIfRequested(parsed.has("embedded-server"), channels: 4)
-        defer { embedded?.stop() }
-        let session = try AudioSessionInfo.query(server: embedded?.server.name ?? server)
-        if parsed.has("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(session), as: UTF8.self))
-        } else {
-            print(
-                """
-                sample rate:       \(Int(session.sampleRate)) Hz
-                buffer:            \(session.bufferSize) frames (\((session.ioBufferDuration * 1000).formatted(places: 2)) ms)
-                input channels:    \(session.inputNumberOfChannels)
-                input latency:     \(session.inputLatencyFrames) frames (\((session.inputLatency * 1000).formatted(places: 2)) ms)
-                capture ports:     \(session.capturePorts.joined(separator: " "))
-                """)
-        }
-        return .success
-    }
-}

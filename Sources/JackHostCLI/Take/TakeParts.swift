@@ -191,6 +191,7 @@ final class TakeParts {
         guard plan.pluginIsolation == .process else { return nil }
         var childArguments: [String] = serverName.map { ["--server", $0] } ?? []
         if case .patterns(let patterns) = configuration.connections { childArguments += patterns.flatMap { ["--connect", $0] } }
+        if case .streams(let names) = configuration.connections { childArguments += names.flatMap { ["--connect-stream", $0] } }
         if let channels = plan.channels { childArguments += ["--channels", String(channels)] }
         childArguments.append(configuration.reconnect ? "--reconnect" : "--no-reconnect")
         var names: Set<String> = []

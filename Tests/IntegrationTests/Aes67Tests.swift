@@ -202,9 +202,26 @@ final class Aes67Tests: XCTestCase {
         let tail = channels.map { Array($0.suffix(48000)) }
         XCTAssertEqual(Aes67Tests.frequency(tail[0], rate: 48000), 220, accuracy: 1, "the returned stream's channel 1, recorded")
         XCTAssertEqual(Aes67Tests.frequency(tail[1], rate: 48000), 440, accuracy: 1, "and its channel 2")
+        // Each input's source went away and came back, each said with the frames it was away; the
+        // summary sums them. The counted absence lies inside the silence the take holds (which
+        // also has the sender's last buffer draining and the receiver's latency after the return).
+        let returns = take.log.split(separator: "\n").filter { $0.contains("is back on jackhost:in_") }
+        XCTAssertEqual(returns.count, 2, take.log)
+        let counted = returns.compactMap { line in Int(line.components(separatedBy: "reconnected after ").last?.split(separator: " ").first ?? "") }
+        XCTAssertEqual(counted.count, 2, "\(returns)")
+        for frames in counted {
+            XCTAssertGreaterThan(frames, 24000, "the sender was away more than half a second: \(frames)")
+            XCTAssertLessThanOrEqual(frames, gap.length + 4800, "counted within the silence the file holds (\(gap.length) frames)")
+        }
+        XCTAssertTrue(
+            take.log.contains(
+                "sources came back 2 time(s) after going away, reconnected each time; their inputs recorded \(counted.reduce(0, +)) frames of silence in all"
+            ),
+            take.log)
         reliabilityFigures(
             "AES67 sender restart",
-            "ports gone on SAP deletion, back on the new announcement, reconnected; the absence is \(gap.length) silent frames")
+            "ports gone on SAP deletion, back on the new announcement, reconnected; the absence is \(gap.length) silent frames, counted \(counted) per input"
+        )
     }
 
     /// A port's pretty-name as `jack_property -p -l` (JACK's own tool) lists it: under

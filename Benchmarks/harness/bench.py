@@ -153,8 +153,15 @@ class Bench:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 return False
-            out = subprocess.run(["jack_lsp", "-s", server[0], "-c", port], env=self.env, capture_output=True,
-                                 text=True).stdout
+            # Bounded: a jack2 server can deadlock writing a notification to a client that is
+            # closing (seen once here: its request thread in sock_alloc_send_pskb, jack_lsp waiting
+            # for the reply for ten minutes). The case then fails instead of hanging the run.
+            try:
+                out = subprocess.run(["jack_lsp", "-s", server[0], "-c", port], env=self.env, capture_output=True,
+                                     text=True, timeout=10).stdout
+            except subprocess.TimeoutExpired:
+                self.log(f"jack_lsp on {server[0]} did not answer in 10 s: the server is stuck")
+                return False
             if any(line.startswith("   ") for line in out.splitlines()):
                 return True
             time.sleep(0.02)

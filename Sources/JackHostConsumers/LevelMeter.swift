@@ -32,6 +32,8 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     private var snapshotSums: [(sum: Double, frames: Int)] = []
     /// Bumped by the display to start a new peak window; the real-time side follows.
     private let windowEpoch = Atomic<Int>(0)
+    /// Whether `process` measures (see ``pause()``); read once a cycle.
+    private let measuring: Atomic<Bool>
     /// The epoch the real-time side last applied (real-time thread only).
     private var appliedEpoch = 0
     /// ``channelCount`` for the real-time side: a private property, so that reading it needs no
@@ -53,12 +55,26 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     public let kernels: SampleConversion.Kernels
 
     /// Creates a meter; it sizes itself in `prepare`. `kernels` defaults to the process's
-    /// (``SampleConversion/activeKernels``); both give identical levels.
-    public init(kernels: SampleConversion.Kernels = SampleConversion.activeKernels) {
+    /// (``SampleConversion/activeKernels``); both give identical levels. A meter created
+    /// `paused` measures nothing until ``resume()``.
+    public init(kernels: SampleConversion.Kernels = SampleConversion.activeKernels, paused: Bool = false) {
         precondition(SampleConversion.isSupported(kernels), "the AVX2 kernels need a CPU with AVX2")
         self.kernels = kernels
         usesBlockKernel = kernels == .avx2
+        measuring = Atomic(!paused)
     }
+
+    /// Stops measuring: until ``resume()``, `process` returns at once, so a meter nobody reads
+    /// costs the real-time thread one relaxed load a cycle. Levels and totals stay as they were.
+    /// Any thread.
+    public func pause() { measuring.store(false, ordering: .relaxed) }
+
+    /// Measures again from the next cycle. Take a snapshot first to start a fresh window: the
+    /// paused time is in no window's frames. Any thread.
+    public func resume() { measuring.store(true, ordering: .relaxed) }
+
+    /// Whether the meter is paused (``pause()``).
+    public var isPaused: Bool { !measuring.load(ordering: .relaxed) }
 
     deinit {
         jh_meter_channels_destroy(channelStates)
@@ -109,6 +125,7 @@ public final class LevelMeter: RealtimeAudioConsumer, @unchecked Sendable {
     /// **Real-time.** Measures one block: with AVX2 one C call measures every channel and
     /// updates its state; otherwise the portable kernels measure and one C call accumulates.
     public func process(_ block: AudioBlock) {
+        guard measuring.load(ordering: .relaxed) else { return }
         let epoch = windowEpoch.load(ordering: .relaxed)
         let newWindow: Int32 = epoch != appliedEpoch ? 1 : 0
         appliedEpoch = epoch

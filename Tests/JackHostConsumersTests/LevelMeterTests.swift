@@ -94,4 +94,25 @@ final class LevelMeterTests: XCTestCase {
         XCTAssertTrue(summary.contains("-6.02"))
         XCTAssertTrue(summary.hasPrefix("channel  peak_dBFS  rms_dBFS  clips  dropped  skipped  xruns"))
     }
+
+    /// A paused meter measures nothing and keeps what it had; resumed after a snapshot, its
+    /// window holds only what came after.
+    func testAPausedMeterMeasuresNothingUntilResumed() throws {
+        let meter = LevelMeter(paused: true)
+        XCTAssertTrue(meter.isPaused)
+        try meter.prepare(format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        withBlock([[Float](repeating: 0.5, count: 64)]) { meter.process($0) }
+        XCTAssertEqual(meter.takeSnapshot()[0].peak, 0, "paused from the start: nothing measured")
+        meter.resume()
+        withBlock([[Float](repeating: 0.25, count: 64)]) { meter.process($0) }
+        let resumed = meter.takeSnapshot()[0]
+        XCTAssertEqual(resumed.peak, 0.25)
+        XCTAssertEqual(resumed.rms, 0.25, accuracy: 1e-6)
+        meter.pause()
+        withBlock([[Float](repeating: 0.9, count: 64)]) { meter.process($0) }
+        let paused = meter.takeSnapshot()[0]
+        XCTAssertLessThan(paused.peak, 0.9, "paused again: the 0.9 block is not measured")
+        XCTAssertEqual(paused.rms, 0, "and no frames entered the window")
+        XCTAssertEqual(meter.totals()[0].overallPeak, 0.25, "and the totals are as they were")
+    }
 }

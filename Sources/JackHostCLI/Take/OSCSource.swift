@@ -80,7 +80,7 @@ final class OSCSource: TakeDuty, TakeObserver {
 
     /// `/jackhost/meter` to every subscriber that is due: one reading of the meter for all of them.
     private func sendMeters(now: Double) {
-        guard let meter else { return }
+        guard let meter, followSubscribers(meter) else { return }
         let destinations = subscriptions.due(now: now)
         guard !destinations.isEmpty else { return }
         let message = OSCMeterSubscriptions.message(meter.takeSnapshot()).encoded()
@@ -88,6 +88,21 @@ final class OSCSource: TakeDuty, TakeObserver {
             socket.send(message, to: destination)
             counts.metersSent += 1
         }
+    }
+
+    /// Keeps the meter measuring only while someone subscribes: paused, it costs the real-time
+    /// thread one load a cycle (issue 25: what a take does not use costs nothing). Returns
+    /// whether meters may be sent this tick: not on the tick that resumes the meter, whose
+    /// window starts only now (the subscriber is due at the next tick, 20 ms later).
+    private func followSubscribers(_ meter: LevelMeter) -> Bool {
+        let wanted = !subscriptions.subscriptions.isEmpty
+        if wanted && meter.isPaused {
+            _ = meter.takeSnapshot()
+            meter.resume()
+            return false
+        }
+        if !wanted && !meter.isPaused { meter.pause() }
+        return wanted
     }
 
     func takeStateChanged(to state: TakeController.State) { self.state = state }

@@ -48,7 +48,8 @@ final class TakeParts {
         (plugins, shapes) = try Self.loadPlugins(plan)
         // --osc and --http listen before JACK is touched, so a port in use fails first.
         osc = try plan.osc.map { settings throws(OSCError) in try OSCSocket(settings: settings) }
-        oscMeter = osc == nil ? nil : LevelMeter()
+        // Paused until someone subscribes (OSCSource): unused, it costs a load a cycle.
+        oscMeter = osc == nil ? nil : LevelMeter(paused: true)
         liveView = try plan.http.map { settings throws(LiveViewError) in try LiveViewServer(settings: settings) }
         // Audio is real or jackhost fails: a private server with test tones runs only when
         // asked for (--embedded-server, as scripts/demo does), never as a fallback.
